@@ -1,0 +1,47 @@
+# canrun — the two commands a newcomer needs are `make demo` and `make test`.
+# Each runs scripts/setup.sh first, which installs only what is missing.
+
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build test test-unit test-integration test-e2e test-browser \
+        demo bench format lock clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+configure: setup $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Every tier; each tier alone through test-<label>.
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --no-tests=error
+
+test-unit test-integration test-e2e test-browser: test-%: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L '^$*$$'
+
+demo: build
+	scripts/demo.sh $(BUILD_DIR)
+
+bench: build
+	scripts/bench.sh $(BUILD_DIR)
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+# Re-pin every Python package after changing requirements.txt.
+lock:
+	python3 -m venv .venv-lock && .venv-lock/bin/pip install -q -r requirements.txt
+	{ head -2 requirements.lock; .venv-lock/bin/pip freeze --exclude pip | sed 's/+cpu$$//'; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
+
+clean:
+	rm -rf $(BUILD_DIR)

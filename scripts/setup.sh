@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Idempotent set-up for building and testing canrun on a fresh Debian machine:
+#   1. Debian packages (apt-get, only those missing),
+#   2. the project virtualenv .venv from requirements.lock (only when the lock changed),
+#   3. npm packages from package-lock.json (only when the lock changed).
+# Re-running it when everything is in place only compares package lists and hashes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- 1. Debian packages -------------------------------------------------------------------
+apt_packages=(
+  cmake g++ ninja-build pkg-config make git clang-format
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcurl4-openssl-dev libboost-dev
+  python3 python3-venv nodejs npm
+)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+# python3, node and npm may come from outside Debian (pyenv, nodesource): a working
+# command on PATH is as good as the package.
+filtered=()
+for pkg in "${missing[@]}"; do
+  case "$pkg" in
+    python3) python3 -c 'import venv' 2>/dev/null && continue ;;
+    python3-venv) python3 -c 'import ensurepip' 2>/dev/null && continue ;;
+    nodejs) command -v node >/dev/null && continue ;;
+    npm) command -v npm >/dev/null && continue ;;
+  esac
+  filtered+=("$pkg")
+done
+if ((${#filtered[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo=$(command -v sudo || true)
+    [[ -n "$sudo" ]] || { say "missing Debian packages and not root: ${filtered[*]}"; exit 1; }
+  else
+    sudo=""
+  fi
+  say "installing Debian packages: ${filtered[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${filtered[@]}" >/dev/null
+else
+  say "Debian packages: all present"
+fi
+
+# --- 2. Python virtualenv -----------------------------------------------------------------
+lock_hash=$(sha256sum requirements.lock | cut -d' ' -f1)
+stamp=.venv/.canrun-lock.sha256
+if [[ -x .venv/bin/python && -f $stamp && "$(cat $stamp)" == "$lock_hash" ]]; then
+  say "Python venv: up to date"
+else
+  say "Python venv: installing requirements.lock into .venv"
+  [[ -x .venv/bin/python ]] || python3 -m venv .venv
+  # pip's own warnings about absent local index folders are noise; errors still show.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock \
+    2> >(grep -v "^WARNING: Location 'file://" >&2)
+  echo "$lock_hash" > "$stamp"
+fi
+
+# --- 3. npm packages ----------------------------------------------------------------------
+npm_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+npm_stamp=node_modules/.canrun-lock.sha256
+if [[ -f $npm_stamp && "$(cat $npm_stamp)" == "$npm_hash" ]]; then
+  say "npm packages: up to date"
+else
+  say "npm packages: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  echo "$npm_hash" > "$npm_stamp"
+fi

@@ -1,0 +1,98 @@
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "core/version.h"
+
+namespace canrun::cli {
+namespace {
+
+constexpr std::string_view kDescription =
+    "canrun: does this Hugging Face Hub model run, unmodified, on my accelerator, and how well?";
+
+//! The innermost subcommand the user named, for "see canrun X --help" hints.
+const CLI::App* chosen_command(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return chosen_command(*sub);
+  return &app;
+}
+
+std::string command_path(const CLI::App* command) {
+  std::string path;
+  for (const CLI::App* at = command; at != nullptr; at = at->get_parent()) {
+    path = path.empty() ? at->get_name() : at->get_name() + " " + path;
+  }
+  return path;
+}
+
+//! The first word that is not an option must name a subcommand; CLI11 would only say
+//! "argument not expected", so name the unknown command ourselves.
+const char* unknown_command(const CLI::App& app, int argc, char** argv) {
+  for (int idx = 1; idx < argc; ++idx) {
+    std::string_view arg = argv[idx];
+    if (arg == "--") return nullptr;
+    if (arg.starts_with('-')) continue;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(std::string(arg))) return nullptr;
+    }
+    return argv[idx];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{std::string(kDescription), "canrun"};
+  app.set_version_flag("--version", fmt::format("canrun {}", kCanrunVersion),
+                       "Print the version and exit");
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "Log more (debug messages)");
+  app.add_flag("-q,--quiet", quiet, "Log errors only");
+  app.fallthrough();
+  app.require_subcommand(0, 1);
+  app.footer(
+      "Exit codes: 0 success, 1 a failed verdict or check, 2 bad usage or input.\n"
+      "Run 'canrun COMMAND --help' for a command's options.");
+
+  CommandAction action;
+  CommandRegistry registry{&app, &action};
+  (void)registry;  // subcommands register here as the pipeline stages land
+
+  if (const char* unknown = unknown_command(app, argc, argv)) {
+    log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(unknown));
+    return kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << chosen_command(app)->help();
+    return kExitOk;
+  } catch (const CLI::CallForVersion& version) {
+    std::cout << version.what() << '\n';
+    return kExitOk;
+  } catch (const CLI::ParseError& error) {
+    const CLI::App* command = chosen_command(app);
+    log::error("{}; run '{} --help' for usage", error.what(), command_path(command));
+    return kExitUsage;
+  }
+  if (!action) {
+    std::cerr << app.help();
+    log::error("no command given");
+    return kExitUsage;
+  }
+  log::set_level(quiet ? log::Level::kError
+                       : verbosity > 0 ? log::Level::kDebug : log::Level::kInfo);
+  return action();
+}
+
+}  // namespace canrun::cli

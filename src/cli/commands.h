@@ -1,0 +1,19 @@
+// The subcommands of canrun, one file each. A register function adds its subcommand to the
+// root; when that subcommand is chosen its callback stores the work to do in `*action`, which
+// run() calls after parsing has finished and logging is set up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace canrun::cli {
+
+//! The work of the chosen command; returns the exit code.
+using CommandAction = std::function<int()>;
+
+struct CommandRegistry {
+  CLI::App* root;
+  CommandAction* action;
+};
+
+}  // namespace canrun::cli

@@ -1,0 +1,34 @@
+#include "core/result.h"
+
+namespace canrun {
+
+std::string_view error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kIoError:
+      return "io_error";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kFailedCheck:
+      return "failed_check";
+    case ErrorCode::kInternal:
+      return "internal";
+  }
+  return "internal";
+}
+
+Error Error::with_context(std::string_view context) const {
+  std::string message(context);
+  message += ": ";
+  message += message_;
+  return {code_, std::move(message)};
+}
+
+}  // namespace canrun

@@ -1,0 +1,21 @@
+// Small text helpers shared by every stage.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace canrun {
+
+//! `text` in double quotes for an error message, safe to print on a terminal: quotes,
+//! backslashes, control bytes and non-ASCII bytes are escaped (\n, \", \x00, ...), and text
+//! longer than `max_chars` is cut with "..." and its full length said.
+std::string quote_for_message(std::string_view text, std::size_t max_chars = 80);
+
+//! Describe one byte as a user would want to read it: 'a', '"', newline (0x0a), NUL (0x00).
+std::string describe_byte(unsigned char byte);
+
+//! Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+}  // namespace canrun
