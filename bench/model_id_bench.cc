@@ -11,10 +11,14 @@
 namespace {
 
 const std::vector<std::string>& inputs() {
-  static const std::vector<std::string> kInputs = {
-      "Qwen/Qwen3-0.6B", "meta-llama/Llama-3.1-8B-Instruct", "org/a;rm -rf /", "../etc/passwd",
-      "HuggingFaceTB/SmolLM2-135M-Instruct", "org/model\n", "mistralai/Mixtral-8x7B-v0.1",
-      "org/a--b"};
+  static const std::vector<std::string> kInputs = {"Qwen/Qwen3-0.6B",
+                                                   "meta-llama/Llama-3.1-8B-Instruct",
+                                                   "org/a;rm -rf /",
+                                                   "../etc/passwd",
+                                                   "HuggingFaceTB/SmolLM2-135M-Instruct",
+                                                   "org/model\n",
+                                                   "mistralai/Mixtral-8x7B-v0.1",
+                                                   "org/a--b"};
   return kInputs;
 }
 

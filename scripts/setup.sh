@@ -58,8 +58,8 @@ else
   say "Python venv: installing requirements.lock into .venv"
   [[ -x .venv/bin/python ]] || python3 -m venv .venv
   # pip's own warnings about absent local index folders are noise; errors still show.
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock \
-    2> >(grep -v "^WARNING: Location 'file://" >&2)
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock 2>&1 |
+    { grep -v "^WARNING: Location 'file://" || true; } >&2
   echo "$lock_hash" > "$stamp"
 fi
 

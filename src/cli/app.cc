@@ -1,9 +1,11 @@
 #include "cli/app.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,19 +35,26 @@ std::string command_path(const CLI::App* command) {
   return path;
 }
 
-//! The first word that is not an option must name a subcommand; CLI11 would only say
-//! "argument not expected", so name the unknown command ourselves.
-const char* unknown_command(const CLI::App& app, int argc, char** argv) {
+//! Each word that is not an option must name a subcommand until a command without
+//! subcommands is reached; CLI11 would only say "argument not expected", so name the unknown
+//! command ourselves, with its parent ("dataset frob").
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  std::string path;
   for (int idx = 1; idx < argc; ++idx) {
     std::string_view arg = argv[idx];
-    if (arg == "--") return nullptr;
+    if (arg == "--") return std::nullopt;
     if (arg.starts_with('-')) continue;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      if (sub->check_name(std::string(arg))) return nullptr;
-    }
-    return argv[idx];
+    const auto subcommands = current->get_subcommands({});
+    if (subcommands.empty()) return std::nullopt;
+    const auto found =
+        std::find_if(subcommands.begin(), subcommands.end(),
+                     [&](const CLI::App* sub) { return sub->check_name(std::string(arg)); });
+    path += path.empty() ? std::string(arg) : " " + std::string(arg);
+    if (found == subcommands.end()) return path;
+    current = *found;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -66,10 +75,10 @@ int run(int argc, char** argv) {
 
   CommandAction action;
   CommandRegistry registry{&app, &action};
-  (void)registry;  // subcommands register here as the pipeline stages land
+  register_dataset_command(registry);
 
-  if (const char* unknown = unknown_command(app, argc, argv)) {
-    log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(unknown));
+  if (const auto unknown = unknown_command(app, argc, argv)) {
+    log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(*unknown));
     return kExitUsage;
   }
   try {
@@ -90,8 +99,9 @@ int run(int argc, char** argv) {
     log::error("no command given");
     return kExitUsage;
   }
-  log::set_level(quiet ? log::Level::kError
-                       : verbosity > 0 ? log::Level::kDebug : log::Level::kInfo);
+  log::set_level(quiet           ? log::Level::kError
+                 : verbosity > 0 ? log::Level::kDebug
+                                 : log::Level::kInfo);
   return action();
 }
 

@@ -16,4 +16,6 @@ struct CommandRegistry {
   CommandAction* action;
 };
 
+void register_dataset_command(const CommandRegistry& registry);
+
 }  // namespace canrun::cli

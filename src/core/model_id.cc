@@ -42,8 +42,8 @@ Status check_id_part(std::string_view part, std::string_view what) {
   }
   for (char edge : {part.front(), part.back()}) {
     if (edge == '-' || edge == '.') {
-      return invalid_argument(fmt::format("its {} {} with '{}'", what,
-                                          edge == part.front() ? "starts" : "ends", edge));
+      return invalid_argument(
+          fmt::format("its {} {} with '{}'", what, edge == part.front() ? "starts" : "ends", edge));
     }
   }
   return ok_status();
@@ -56,14 +56,16 @@ Result<ModelId> ModelId::parse(std::string_view text) {
     return invalid_argument(fmt::format("invalid model id {}: {}", quote_for_message(text), why));
   };
   if (text.empty()) return refuse("it is empty; expected namespace/name, e.g. Qwen/Qwen3-0.6B");
-  if (auto refused = first_refused_byte(text, [](unsigned char b) { return is_id_char(b) || b == '/'; });
+  if (auto refused =
+          first_refused_byte(text, [](unsigned char b) { return is_id_char(b) || b == '/'; });
       !refused.empty()) {
-    return refuse(fmt::format("{} is not allowed; use letters, digits, '-', '_', '.' and one '/'",
-                              refused));
+    return refuse(
+        fmt::format("{} is not allowed; use letters, digits, '-', '_', '.' and one '/'", refused));
   }
   const auto slashes = std::count(text.begin(), text.end(), '/');
   if (slashes != 1) {
-    return refuse(fmt::format("it has {} '/'; expected exactly one, as in namespace/name", slashes));
+    return refuse(
+        fmt::format("it has {} '/'; expected exactly one, as in namespace/name", slashes));
   }
   const std::size_t slash = text.find('/');
   if (auto status = check_id_part(text.substr(0, slash), "namespace"); !status.ok()) {
@@ -91,8 +93,8 @@ Result<Revision> Revision::parse(std::string_view text) {
         fmt::format("it is {} characters long; at most {} are allowed", text.size(), kMaxLength));
   }
   if (auto refused = first_refused_byte(text, is_revision_char); !refused.empty()) {
-    return refuse(fmt::format("{} is not allowed; use letters, digits, '-', '_', '.', '+', '/'",
-                              refused));
+    return refuse(
+        fmt::format("{} is not allowed; use letters, digits, '-', '_', '.', '+', '/'", refused));
   }
   if (text.size() == kCommitLength && std::all_of(text.begin(), text.end(), is_hex)) {
     std::string commit(text);

@@ -21,9 +21,10 @@ void ExpectRefused(std::string_view text, std::string_view why) {
 
 TEST(ModelIdTest, AcceptsRealHubIds) {
   for (const char* text :
-       {"Qwen/Qwen3-0.6B", "meta-llama/Llama-3.1-8B-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct",
-        "mistralai/Mixtral-8x7B-v0.1", "google/gemma-3-4b-it", "deepseek-ai/DeepSeek-V3",
-        "sentence-transformers/all-MiniLM-L6-v2", "a/b", "user_1/model_name.v2"}) {
+       {"Qwen/Qwen3-0.6B", "meta-llama/Llama-3.1-8B-Instruct",
+        "HuggingFaceTB/SmolLM2-135M-Instruct", "mistralai/Mixtral-8x7B-v0.1",
+        "google/gemma-3-4b-it", "deepseek-ai/DeepSeek-V3", "sentence-transformers/all-MiniLM-L6-v2",
+        "a/b", "user_1/model_name.v2"}) {
     const auto parsed = ModelId::parse(text);
     ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.error().message();
     EXPECT_EQ(parsed->str(), text);

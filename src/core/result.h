@@ -60,8 +60,8 @@ inline Error internal_error(std::string message) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : state_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
@@ -107,9 +107,9 @@ inline Status ok_status() { return {}; }
 #define CANRUN_CONCAT_INNER(a, b) a##b
 #define CANRUN_CONCAT(a, b) CANRUN_CONCAT_INNER(a, b)
 
-#define CANRUN_RETURN_IF_ERROR(expr)                   \
-  do {                                                 \
-    auto canrun_status_ = (expr);                      \
+#define CANRUN_RETURN_IF_ERROR(expr)                         \
+  do {                                                       \
+    auto canrun_status_ = (expr);                            \
     if (!canrun_status_.ok()) return canrun_status_.error(); \
   } while (0)
 

@@ -59,41 +59,89 @@ std::string describe_byte(unsigned char byte) {
   return fmt::format("'{}'", static_cast<char>(byte));
 }
 
+namespace {
+
+//! Length of the well-formed UTF-8 sequence starting at `idx`, or 0 if there is none.
+std::size_t valid_sequence_length(std::string_view text, std::size_t idx) {
+  const auto lead = static_cast<unsigned char>(text[idx]);
+  std::size_t length = 0;
+  char32_t code_point = 0;
+  if (lead < 0x80) {
+    return 1;
+  } else if ((lead & 0xe0) == 0xc0) {
+    length = 2;
+    code_point = lead & 0x1f;
+  } else if ((lead & 0xf0) == 0xe0) {
+    length = 3;
+    code_point = lead & 0x0f;
+  } else if ((lead & 0xf8) == 0xf0) {
+    length = 4;
+    code_point = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (idx + length > text.size()) return 0;
+  for (std::size_t offset = 1; offset < length; ++offset) {
+    const auto continuation = static_cast<unsigned char>(text[idx + offset]);
+    if ((continuation & 0xc0) != 0x80) return 0;
+    code_point = (code_point << 6) | (continuation & 0x3f);
+  }
+  static constexpr char32_t kSmallestOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code_point < kSmallestOfLength[length] || code_point > 0x10ffff ||
+      (code_point >= 0xd800 && code_point <= 0xdfff)) {
+    return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
 bool is_valid_utf8(std::string_view text) {
-  std::size_t idx = 0;
-  while (idx < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[idx]);
-    std::size_t length = 0;
-    char32_t code_point = 0;
-    if (lead < 0x80) {
-      ++idx;
-      continue;
-    } else if ((lead & 0xe0) == 0xc0) {
-      length = 2;
-      code_point = lead & 0x1f;
-    } else if ((lead & 0xf0) == 0xe0) {
-      length = 3;
-      code_point = lead & 0x0f;
-    } else if ((lead & 0xf8) == 0xf0) {
-      length = 4;
-      code_point = lead & 0x07;
-    } else {
-      return false;
-    }
-    if (idx + length > text.size()) return false;
-    for (std::size_t offset = 1; offset < length; ++offset) {
-      const auto continuation = static_cast<unsigned char>(text[idx + offset]);
-      if ((continuation & 0xc0) != 0x80) return false;
-      code_point = (code_point << 6) | (continuation & 0x3f);
-    }
-    static constexpr char32_t kSmallestOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code_point < kSmallestOfLength[length] || code_point > 0x10ffff ||
-        (code_point >= 0xd800 && code_point <= 0xdfff)) {
-      return false;
-    }
+  for (std::size_t idx = 0; idx < text.size();) {
+    const std::size_t length = valid_sequence_length(text, idx);
+    if (length == 0) return false;
     idx += length;
   }
   return true;
+}
+
+std::string make_valid_utf8(std::string_view text) {
+  if (is_valid_utf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (std::size_t idx = 0; idx < text.size();) {
+    const std::size_t length = valid_sequence_length(text, idx);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++idx;
+    } else {
+      out.append(text.substr(idx, length));
+      idx += length;
+    }
+  }
+  return out;
+}
+
+std::size_t utf8_boundary_at_or_before(std::string_view text, std::size_t pos) {
+  if (pos >= text.size()) return text.size();
+  while (pos > 0 && (static_cast<unsigned char>(text[pos]) & 0xc0) == 0x80) --pos;
+  return pos;
+}
+
+}  // namespace canrun
+
+namespace canrun {
+
+std::string format_bytes(std::int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
 }  // namespace canrun

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,5 +18,22 @@ std::string describe_byte(unsigned char byte);
 
 //! Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF).
 bool is_valid_utf8(std::string_view text);
+
+}  // namespace canrun
+
+namespace canrun {
+
+//! `text` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+std::string make_valid_utf8(std::string_view text);
+
+//! The largest position <= `pos` that does not fall inside a UTF-8 sequence of `text`.
+std::size_t utf8_boundary_at_or_before(std::string_view text, std::size_t pos);
+
+}  // namespace canrun
+
+namespace canrun {
+
+//! Bytes for people: "512 B", "1.5 KiB", "23.9 GiB".
+std::string format_bytes(std::int64_t bytes);
 
 }  // namespace canrun

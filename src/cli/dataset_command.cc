@@ -1,0 +1,223 @@
+// canrun dataset validate|show|diff: check, list and compare the results dataset.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+#include "cli/table.h"
+#include "core/json_output.h"
+#include "core/log.h"
+#include "core/model_id.h"
+#include "core/text.h"
+#include "core/verdict_result.h"
+#include "dataset/dataset.h"
+#include "dataset/diff.h"
+#include "dataset/row_json.h"
+
+namespace canrun::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using dataset::DatasetDir;
+using dataset::StackKey;
+
+struct DatasetOptions {
+  std::string dir;
+  bool json = false;
+  std::string model;
+  std::string result;
+  std::string stack;
+  std::string from;
+  std::string to;
+};
+
+Status check_dataset_dir(const std::string& dir) {
+  if (!fs::is_directory(dir)) {
+    return not_found(fmt::format("dataset folder {} does not exist", quote_for_message(dir)));
+  }
+  return ok_status();
+}
+
+std::string relative_name(const fs::path& path, const DatasetDir& data) {
+  return fs::relative(path, data.root()).string();
+}
+
+int run_validate(const DatasetOptions& options) {
+  if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
+  const DatasetDir data(options.dir);
+  const auto problems = data.validate();
+  const auto snapshot_files = [&] {
+    std::size_t files = 0;
+    std::error_code error;
+    for (fs::directory_iterator it(data.data_dir(), error), end; !error && it != end;
+         it.increment(error)) {
+      files += !it->path().filename().string().starts_with('.');
+    }
+    return files;
+  }();
+  if (options.json) {
+    nlohmann::json out = {{"files", snapshot_files}, {"problems", nlohmann::json::array()}};
+    for (const auto& problem : problems) {
+      out["problems"].push_back(
+          {{"file", relative_name(problem.path, data)}, {"problem", problem.problem}});
+    }
+    print_json(std::cout, out);
+  } else {
+    for (const auto& problem : problems) {
+      std::cout << relative_name(problem.path, data) << ": " << problem.problem << '\n';
+    }
+    std::cout << fmt::format("{} file{} checked, {} with problems\n", snapshot_files,
+                             snapshot_files == 1 ? "" : "s", problems.size());
+  }
+  return problems.empty() ? kExitOk : kExitFailed;
+}
+
+std::string seconds_cell(const std::optional<double>& seconds) {
+  return seconds ? fmt::format("{:.1f}", *seconds) : "-";
+}
+
+int run_show(const DatasetOptions& options) {
+  if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
+  if (!options.model.empty()) {
+    if (auto id = ModelId::parse(options.model); !id.ok()) return report(id.error());
+  }
+  if (!options.result.empty() && !parse_verdict_result(options.result)) {
+    return report(invalid_argument(fmt::format(
+        "--result {} is not a result; use one of PASS, FAIL_LOAD, FAIL_COMPILE, FAIL_RUNTIME, "
+        "FAIL_OOM, FAIL_MISMATCH, FAIL_JUDGE, TIMEOUT, CRASH, REFERENCE_FAIL, EXCLUDED",
+        quote_for_message(options.result))));
+  }
+  std::optional<StackKey> stack;
+  if (!options.stack.empty()) {
+    auto key = StackKey::parse(options.stack);
+    if (!key.ok()) return report(key.error());
+    stack = *key;
+  }
+  const DatasetDir data(options.dir);
+  const auto snapshot = data.load_all();
+  for (const auto& problem : snapshot.problems) {
+    log::warning("skipped {}: {}", relative_name(problem.path, data), problem.problem);
+  }
+  nlohmann::json json_rows = nlohmann::json::array();
+  TextTable table({"MODEL", "TASK", "STACK", "RESULT", "CORES", "RUN S", "PEAK MEM", "NOTE"});
+  for (const auto& stack_table : snapshot.stacks) {
+    if (stack && stack_table.key != *stack) continue;
+    for (const auto& row : stack_table.rows) {
+      if (!options.model.empty() && row.model_id != options.model) continue;
+      if (!options.result.empty() && row.result != options.result) continue;
+      if (options.json) {
+        json_rows.push_back(dataset::row_to_json(row));
+        continue;
+      }
+      std::string note = row.exclusion_reason.value_or(row.error_signature.value_or(""));
+      if (note.size() > 60) note = note.substr(0, 57) + "...";
+      table.add(
+          {row.model_id, row.task,
+           fmt::format("{} {} / {} {}", row.backend, row.compiler_version, row.library,
+                       row.library_version),
+           row.result, row.cores ? std::to_string(*row.cores) : "-", seconds_cell(row.runtime_s),
+           row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-", note});
+    }
+  }
+  if (options.json) {
+    print_json(std::cout, json_rows);
+  } else if (table.size() == 0) {
+    std::cout << "no rows match\n";
+  } else {
+    table.print(std::cout);
+  }
+  return kExitOk;
+}
+
+nlohmann::json changes_json(const std::vector<dataset::VerdictChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& change : changes) {
+    out.push_back({{"model_id", change.model_id},
+                   {"task", change.task},
+                   {"from", change.from_result ? nlohmann::json(*change.from_result) : nullptr},
+                   {"to", change.to_result ? nlohmann::json(*change.to_result) : nullptr}});
+  }
+  return out;
+}
+
+void print_changes(std::string_view title, const std::vector<dataset::VerdictChange>& changes) {
+  std::cout << fmt::format("{} ({})\n", title, changes.size());
+  for (const auto& change : changes) {
+    std::cout << fmt::format("  {}  {}  {} → {}\n", change.model_id, change.task,
+                             change.from_result.value_or("not tested"),
+                             change.to_result.value_or("not tested"));
+  }
+}
+
+int run_diff(const DatasetOptions& options) {
+  if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
+  const DatasetDir data(options.dir);
+  auto from_key = StackKey::parse(fs::path(options.from).filename().string());
+  if (!from_key.ok()) return report(from_key.error().with_context("--from"));
+  auto to_key = StackKey::parse(fs::path(options.to).filename().string());
+  if (!to_key.ok()) return report(to_key.error().with_context("--to"));
+  auto from = data.read_stack(*from_key);
+  if (!from.ok()) return report(from.error().with_context("--from"));
+  auto to = data.read_stack(*to_key);
+  if (!to.ok()) return report(to.error().with_context("--to"));
+  const auto diff = dataset::diff_stacks(*from, *to);
+  if (options.json) {
+    print_json(std::cout, {{"from", from_key->stem()},
+                           {"to", to_key->stem()},
+                           {"regressions", changes_json(diff.regressions)},
+                           {"fixes", changes_json(diff.fixes)},
+                           {"newly_tested", changes_json(diff.newly_tested)},
+                           {"no_longer_tested", changes_json(diff.no_longer_tested)},
+                           {"other_changes", changes_json(diff.other_changes)},
+                           {"unchanged", diff.unchanged}});
+  } else {
+    std::cout << "from " << from_key->display() << "\nto   " << to_key->display() << "\n";
+    print_changes("regressions", diff.regressions);
+    print_changes("fixes", diff.fixes);
+    print_changes("newly tested", diff.newly_tested);
+    print_changes("no longer tested", diff.no_longer_tested);
+    print_changes("other changes", diff.other_changes);
+    std::cout << fmt::format("unchanged: {}\n", diff.unchanged);
+  }
+  return diff.regressions.empty() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void register_dataset_command(const CommandRegistry& registry) {
+  auto options = std::make_shared<DatasetOptions>();
+  CLI::App* dataset = registry.root->add_subcommand(
+      "dataset", "Check, list and compare the results dataset (Parquet per stack)");
+  dataset->require_subcommand(1);
+
+  CLI::App* validate = dataset->add_subcommand(
+      "validate", "Check every file under DIR/data against the schema; exit 1 on any problem");
+  validate->add_option("DIR", options->dir, "Dataset folder")->required();
+  validate->add_flag("--json", options->json, "Machine-readable output");
+  validate->callback(
+      [registry, options] { *registry.action = [options] { return run_validate(*options); }; });
+
+  CLI::App* show = dataset->add_subcommand("show", "List verdicts, optionally filtered");
+  show->add_option("DIR", options->dir, "Dataset folder")->required();
+  show->add_option("--model", options->model, "Only this model id (namespace/name)");
+  show->add_option("--result", options->result, "Only this result, e.g. PASS or FAIL_COMPILE");
+  show->add_option("--stack", options->stack, "Only this stack (file name or its stem)");
+  show->add_flag("--json", options->json, "All columns as a JSON array");
+  show->callback(
+      [registry, options] { *registry.action = [options] { return run_show(*options); }; });
+
+  CLI::App* diff = dataset->add_subcommand(
+      "diff",
+      "Regressions, fixes, new and dropped models between two stacks; exit 1 on regressions");
+  diff->add_option("DIR", options->dir, "Dataset folder")->required();
+  diff->add_option("--from", options->from, "Older stack (file name or its stem)")->required();
+  diff->add_option("--to", options->to, "Newer stack (file name or its stem)")->required();
+  diff->add_flag("--json", options->json, "Machine-readable output");
+  diff->callback(
+      [registry, options] { *registry.action = [options] { return run_diff(*options); }; });
+}
+
+}  // namespace canrun::cli

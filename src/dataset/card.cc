@@ -1,0 +1,123 @@
+#include "dataset/card.h"
+
+#include <fmt/format.h>
+
+#include "core/verdict_result.h"
+#include "dataset/schema.h"
+
+namespace canrun::dataset {
+namespace {
+
+//! Text safe inside a Markdown table cell.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+constexpr std::string_view kFrontMatter = R"(---
+license: apache-2.0
+pretty_name: canrun results
+language:
+- en
+tags:
+- canrun
+- model-compatibility
+- torch-compile
+- trainium
+- aws-neuron
+- tabular
+configs:
+- config_name: default
+  data_files: "data/*.parquet"
+---
+)";
+
+constexpr std::string_view kQueries = R"(## How to query
+
+Every file shares one schema, so the whole `data/` folder reads as one table.
+
+pandas (pyarrow engine):
+
+```python
+import pandas as pd
+
+df = pd.read_parquet("DATASET/data")
+df[df.model_id == "Qwen/Qwen3-0.6B"][
+    ["compiler_version", "library", "library_version", "cores", "result"]
+]
+```
+
+DuckDB:
+
+```sql
+SELECT model_id, compiler_version, library_version, cores, result
+FROM 'DATASET/data/*.parquet'
+WHERE model_id = 'Qwen/Qwen3-0.6B'
+ORDER BY started_at DESC;
+```
+
+Regressions between two stacks from the command line:
+`canrun dataset diff DATASET --from <stack> --to <stack>` (exit 1 when there are any).
+)";
+
+}  // namespace
+
+std::string render_card(const std::vector<StackSummary>& stacks) {
+  std::string out(kFrontMatter);
+  out += R"(
+# canrun results
+
+Does a Hugging Face Hub model run, unmodified, on an ML accelerator, and how well? Each row
+is one model (for one task) tested or excluded on one software stack by canrun: load
+with `from_pretrained`, compile with
+`torch.compile(backend=...)`, generate 32 greedy tokens, verify them. One Parquet file per
+stack: `data/<backend>__<compiler>-<version>__<library>-<version>.parquet` (characters other
+than letters, digits, `.` and `+` in a version are written `%XX`).
+
+## Stacks
+
+)";
+  if (stacks.empty()) {
+    out += "No results yet.\n";
+  } else {
+    out += "| file | backend | compiler | library | rows | PASS | not PASS | EXCLUDED |\n";
+    out += "|---|---|---|---|---:|---:|---:|---:|\n";
+    for (const StackSummary& stack : stacks) {
+      auto count = [&](std::string_view result) {
+        const auto found = stack.results.find(std::string(result));
+        return found == stack.results.end() ? std::int64_t{0} : found->second;
+      };
+      const std::int64_t pass = count("PASS");
+      const std::int64_t excluded = count("EXCLUDED");
+      out += fmt::format("| `{}` | {} | {} {} | {} {} | {} | {} | {} | {} |\n",
+                         cell(stack.key.file_name()), cell(stack.key.backend),
+                         cell(stack.key.compiler), cell(stack.key.compiler_version),
+                         cell(stack.key.library), cell(stack.key.library_version), stack.rows, pass,
+                         stack.rows - pass - excluded, excluded);
+    }
+  }
+  out += "\n## Columns\n\n| column | type | nullable | meaning |\n|---|---|---|---|\n";
+  for (const ColumnSpec& column : verdict_columns()) {
+    out += fmt::format("| `{}` | `{}` | {} | {} |\n", column.name, arrow_type_name(column),
+                       is_nullable(column) ? "yes" : "no", cell(column.meaning));
+  }
+  out += "\n## Results\n\n| result | meaning |\n|---|---|\n";
+  for (const auto& info : verdict_results()) {
+    out += fmt::format("| `{}` | {} |\n", info.name, cell(info.meaning));
+  }
+  out += fmt::format("\nExclusion reasons: {}, or a curator's note.\n\n",
+                     fmt::join(kExclusionReasons, ", "));
+  out += kQueries;
+  return out;
+}
+
+}  // namespace canrun::dataset

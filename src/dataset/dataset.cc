@@ -1,0 +1,229 @@
+#include "dataset/dataset.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "core/log.h"
+#include "dataset/card.h"
+#include "dataset/parquet_codec.h"
+
+namespace canrun::dataset {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxRowProblemsPerFile = 5;
+
+//! A good-looking stack file under data/ (the name parses), or a problem with the entry.
+struct Entry {
+  fs::path path;
+  std::optional<StackKey> key;
+  std::string problem;
+};
+
+//! Every visible entry of data/, sorted by name. Hidden files (a writer's temp file) are not
+//! part of the dataset and are skipped.
+std::vector<Entry> list_entries(const fs::path& data_dir) {
+  std::vector<Entry> entries;
+  std::error_code error;
+  for (fs::directory_iterator it(data_dir, error), end; !error && it != end; it.increment(error)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (name.starts_with('.')) continue;
+    Entry entry{path, std::nullopt, ""};
+    if (it->is_directory()) {
+      entry.problem = "a folder; data/ holds only <stack>.parquet files";
+    } else if (!name.ends_with(".parquet")) {
+      entry.problem = "not a dataset file: only <stack>.parquet files belong in data/";
+    } else if (auto key = StackKey::parse(name); !key.ok()) {
+      entry.problem = key.error().message();
+    } else {
+      entry.key = std::move(*key);
+    }
+    entries.push_back(std::move(entry));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  return entries;
+}
+
+using RowKey = std::pair<std::string, std::string>;  // (model_id, task)
+
+//! Runs `work(idx)` for idx in [0, count) on up to hardware_concurrency threads.
+template <typename Work>
+void parallel_for(std::size_t count, Work work) {
+  const std::size_t threads =
+      std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t thread = 0; thread + 1 < threads; ++thread) {
+    pool.emplace_back([&] {
+      for (std::size_t idx = next++; idx < count; idx = next++) work(idx);
+    });
+  }
+  for (std::size_t idx = next++; idx < count; idx = next++) work(idx);
+  for (auto& worker : pool) worker.join();
+}
+
+}  // namespace
+
+Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
+  if (rows.empty()) return ok_status();
+  CANRUN_ASSIGN_OR_RETURN(StackKey key, stack_key_of(rows.front()));
+  for (VerdictRow& row : rows) {
+    apply_storage_policy(row);
+    CANRUN_RETURN_IF_ERROR(check_row(row));
+    CANRUN_ASSIGN_OR_RETURN(StackKey row_key, stack_key_of(row));
+    if (row_key != key) {
+      return invalid_argument(fmt::format("rows of two stacks in one write: {} and {}",
+                                          key.display(), row_key.display()));
+    }
+  }
+  std::error_code error;
+  fs::create_directories(data_dir(), error);
+  if (error)
+    return io_error(fmt::format("cannot create {}: {}", data_dir().string(), error.message()));
+
+  {
+    CANRUN_ASSIGN_OR_RETURN(FileLock lock,
+                            FileLock::acquire(root_ / ".locks" / (key.stem() + ".lock")));
+    const fs::path path = file_of(key);
+    std::vector<VerdictRow> merged;
+    if (fs::exists(path)) {
+      auto stored = read_parquet_rows(path);
+      if (!stored.ok()) {
+        return corrupt(fmt::format(
+            "{}: {}; not overwriting it, since its rows would be lost (move it aside first)",
+            path.string(), stored.error().message()));
+      }
+      merged = std::move(*stored);
+    }
+    std::map<RowKey, std::size_t> index;
+    for (std::size_t idx = 0; idx < merged.size(); ++idx) {
+      index[{merged[idx].model_id, merged[idx].task}] = idx;
+    }
+    for (VerdictRow& row : rows) {
+      const auto [found, inserted] = index.try_emplace({row.model_id, row.task}, merged.size());
+      if (inserted) {
+        merged.push_back(std::move(row));
+      } else if (merged[found->second].started_at <= row.started_at) {
+        merged[found->second] = std::move(row);
+      } else {
+        log::debug("kept the newer stored verdict of {} ({})", row.model_id, row.task);
+      }
+    }
+    std::sort(merged.begin(), merged.end(), [](const VerdictRow& a, const VerdictRow& b) {
+      return std::tie(a.model_id, a.task) < std::tie(b.model_id, b.task);
+    });
+    CANRUN_ASSIGN_OR_RETURN(std::string bytes, encode_parquet(merged));
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+  }
+  return write_card();
+}
+
+Result<std::vector<VerdictRow>> DatasetDir::read_stack(const StackKey& key) const {
+  const fs::path path = file_of(key);
+  if (!fs::exists(path)) {
+    return not_found(
+        fmt::format("no results for stack {} ({} does not exist)", key.display(), path.string()));
+  }
+  auto rows = read_parquet_rows(path);
+  if (!rows.ok()) return rows.error().with_context(path.string());
+  return rows;
+}
+
+DatasetSnapshot DatasetDir::load_all() const {
+  const std::vector<Entry> entries = list_entries(data_dir());
+  std::vector<std::optional<StackTable>> tables(entries.size());
+  std::vector<std::string> problems(entries.size());
+  parallel_for(entries.size(), [&](std::size_t idx) {
+    const Entry& entry = entries[idx];
+    if (!entry.key) {
+      problems[idx] = entry.problem;
+      return;
+    }
+    auto rows = read_parquet_rows(entry.path);
+    if (rows.ok()) {
+      tables[idx] = StackTable{*entry.key, entry.path, std::move(*rows)};
+    } else {
+      problems[idx] = rows.error().message();
+    }
+  });
+  DatasetSnapshot snapshot;
+  for (std::size_t idx = 0; idx < entries.size(); ++idx) {
+    if (tables[idx]) {
+      snapshot.stacks.push_back(std::move(*tables[idx]));
+    } else {
+      snapshot.problems.push_back({entries[idx].path, std::move(problems[idx])});
+    }
+  }
+  std::sort(snapshot.stacks.begin(), snapshot.stacks.end(),
+            [](const StackTable& a, const StackTable& b) { return a.key < b.key; });
+  return snapshot;
+}
+
+std::vector<FileProblem> DatasetDir::validate() const {
+  std::vector<FileProblem> problems;
+  if (!fs::is_directory(data_dir())) {
+    problems.push_back({data_dir(), "no data/ folder: not a canrun dataset"});
+    return problems;
+  }
+  DatasetSnapshot snapshot = load_all();
+  problems = std::move(snapshot.problems);
+  for (const StackTable& table : snapshot.stacks) {
+    std::vector<std::string> row_problems;
+    std::set<RowKey> seen;
+    for (const VerdictRow& row : table.rows) {
+      if (auto status = check_row(row); !status.ok()) {
+        row_problems.push_back(status.error().message());
+      } else if (auto key = stack_key_of(row); !key.ok() || *key != table.key) {
+        row_problems.push_back(fmt::format(
+            "row {} ({}) belongs to stack {}, not to this file's {}", row.model_id, row.task,
+            key.ok() ? key->display() : key.error().message(), table.key.display()));
+      }
+      if (!seen.insert({row.model_id, row.task}).second) {
+        row_problems.push_back(
+            fmt::format("row {} ({}) appears more than once", row.model_id, row.task));
+      }
+    }
+    if (row_problems.empty()) continue;
+    const std::size_t shown = std::min(row_problems.size(), kMaxRowProblemsPerFile);
+    std::string text =
+        fmt::format("{}", fmt::join(row_problems.begin(), row_problems.begin() + shown, "; "));
+    if (row_problems.size() > shown) {
+      text += fmt::format("; and {} more", row_problems.size() - shown);
+    }
+    problems.push_back({table.path, std::move(text)});
+  }
+  std::sort(problems.begin(), problems.end(),
+            [](const FileProblem& a, const FileProblem& b) { return a.path < b.path; });
+  return problems;
+}
+
+Status DatasetDir::write_card() const {
+  CANRUN_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(root_ / ".locks" / "README.lock"));
+  std::vector<StackSummary> summaries;
+  for (const Entry& entry : list_entries(data_dir())) {
+    if (!entry.key) continue;
+    auto counts = count_results(entry.path);
+    if (!counts.ok()) {
+      log::warning("{}: {}; left out of the dataset card", entry.path.string(),
+                   counts.error().message());
+      continue;
+    }
+    StackSummary summary{*entry.key, 0, std::move(*counts)};
+    for (const auto& [result, rows] : summary.results) summary.rows += rows;
+    summaries.push_back(std::move(summary));
+  }
+  std::sort(summaries.begin(), summaries.end(),
+            [](const StackSummary& a, const StackSummary& b) { return a.key < b.key; });
+  return write_file_atomically(root_ / "README.md", render_card(summaries));
+}
+
+}  // namespace canrun::dataset

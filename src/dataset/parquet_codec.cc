@@ -1,0 +1,331 @@
+#include "dataset/parquet_codec.h"
+
+#include <arrow/api.h>
+#include <arrow/io/api.h>
+#include <fmt/format.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/exception.h>
+
+#include "dataset/schema.h"
+
+namespace canrun::dataset {
+namespace {
+
+constexpr std::int64_t kRowGroupRows = 64 * 1024;
+
+std::shared_ptr<arrow::DataType> timestamp_type() {
+  return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+}
+
+std::shared_ptr<arrow::DataType> arrow_type(const ColumnSpec& column) {
+  switch (column.member.index()) {
+    case 0:
+    case 1:
+      return arrow::utf8();
+    case 2:
+      return arrow::int32();
+    case 3:
+      return arrow::int64();
+    case 4:
+      return arrow::float64();
+    case 5:
+      return arrow::list(arrow::utf8());
+    default:
+      return timestamp_type();
+  }
+}
+
+std::shared_ptr<arrow::Schema> verdict_schema() {
+  static const std::shared_ptr<arrow::Schema> kSchema = [] {
+    arrow::FieldVector fields;
+    for (const ColumnSpec& column : verdict_columns()) {
+      fields.push_back(
+          arrow::field(std::string(column.name), arrow_type(column), is_nullable(column)));
+    }
+    return arrow::schema(std::move(fields));
+  }();
+  return kSchema;
+}
+
+Error from_arrow(const arrow::Status& status, std::string_view doing) {
+  return corrupt(fmt::format("{}: {}", doing, status.message()));
+}
+
+// --- writing ---------------------------------------------------------------------------------
+
+template <typename Builder, typename Value, typename Append>
+Result<std::shared_ptr<arrow::Array>> build_column(std::span<const VerdictRow> rows,
+                                                   Value VerdictRow::*member, Builder builder,
+                                                   Append append) {
+  if (auto status = builder.Reserve(static_cast<std::int64_t>(rows.size())); !status.ok()) {
+    return from_arrow(status, "reserving a column");
+  }
+  for (const VerdictRow& row : rows) {
+    if (auto status = append(builder, row.*member); !status.ok()) {
+      return from_arrow(status, "building a column");
+    }
+  }
+  std::shared_ptr<arrow::Array> array;
+  if (auto status = builder.Finish(&array); !status.ok())
+    return from_arrow(status, "finishing a column");
+  return array;
+}
+
+template <typename Builder, typename T>
+arrow::Status append_optional(Builder& builder, const std::optional<T>& value) {
+  return value ? builder.Append(*value) : builder.AppendNull();
+}
+
+Result<std::shared_ptr<arrow::Array>> build_array(std::span<const VerdictRow> rows,
+                                                  const ColumnSpec& column) {
+  return std::visit(
+      [&](auto member) -> Result<std::shared_ptr<arrow::Array>> {
+        using Value = std::remove_cvref_t<decltype(std::declval<VerdictRow>().*member)>;
+        if constexpr (std::is_same_v<Value, std::string>) {
+          return build_column(rows, member, arrow::StringBuilder(),
+                              [](auto& b, const std::string& v) { return b.Append(v); });
+        } else if constexpr (std::is_same_v<Value, std::optional<std::string>>) {
+          return build_column(rows, member, arrow::StringBuilder(),
+                              [](auto& b, const auto& v) { return append_optional(b, v); });
+        } else if constexpr (std::is_same_v<Value, std::optional<std::int32_t>>) {
+          return build_column(rows, member, arrow::Int32Builder(),
+                              [](auto& b, const auto& v) { return append_optional(b, v); });
+        } else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>) {
+          return build_column(rows, member, arrow::Int64Builder(),
+                              [](auto& b, const auto& v) { return append_optional(b, v); });
+        } else if constexpr (std::is_same_v<Value, std::optional<double>>) {
+          return build_column(rows, member, arrow::DoubleBuilder(),
+                              [](auto& b, const auto& v) { return append_optional(b, v); });
+        } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
+          auto values = std::make_shared<arrow::StringBuilder>();
+          return build_column(rows, member,
+                              arrow::ListBuilder(arrow::default_memory_pool(), values),
+                              [values](auto& b, const std::vector<std::string>& items) {
+                                ARROW_RETURN_NOT_OK(b.Append());
+                                for (const auto& item : items)
+                                  ARROW_RETURN_NOT_OK(values->Append(item));
+                                return arrow::Status::OK();
+                              });
+        } else {
+          return build_column(
+              rows, member, arrow::TimestampBuilder(timestamp_type(), arrow::default_memory_pool()),
+              [](auto& b, const Timestamp& v) { return b.Append(v.time_since_epoch().count()); });
+        }
+      },
+      column.member);
+}
+
+// --- reading ---------------------------------------------------------------------------------
+
+bool type_matches(const arrow::DataType& actual, const arrow::DataType& expected) {
+  // A list's item field may be named "item" or "element" depending on the writer.
+  if (actual.id() == arrow::Type::LIST && expected.id() == arrow::Type::LIST) {
+    return static_cast<const arrow::ListType&>(actual).value_type()->Equals(
+        static_cast<const arrow::ListType&>(expected).value_type());
+  }
+  return actual.Equals(expected);
+}
+
+Status check_schema(const arrow::Schema& actual) {
+  std::vector<std::string> problems;
+  for (const ColumnSpec& column : verdict_columns()) {
+    const auto field = actual.GetFieldByName(std::string(column.name));
+    if (field == nullptr) {
+      problems.push_back(fmt::format("column {} is missing", column.name));
+    } else if (!type_matches(*field->type(), *arrow_type(column))) {
+      problems.push_back(fmt::format("column {} is {}, expected {}", column.name,
+                                     field->type()->ToString(), arrow_type_name(column)));
+    }
+  }
+  for (const auto& field : actual.fields()) {
+    const auto& columns = verdict_columns();
+    if (std::none_of(columns.begin(), columns.end(),
+                     [&](const ColumnSpec& c) { return c.name == field->name(); })) {
+      problems.push_back(fmt::format("column {} is not in the dataset schema", field->name()));
+    }
+  }
+  if (problems.empty()) return ok_status();
+  return corrupt(fmt::format("wrong schema: {}", fmt::join(problems, "; ")));
+}
+
+template <typename ArrayType, typename Store>
+Status read_column(const arrow::ChunkedArray& chunks, std::vector<VerdictRow>& rows,
+                   std::string_view name, bool nullable, Store store) {
+  std::size_t row_idx = 0;
+  for (const auto& chunk : chunks.chunks()) {
+    const auto& array = static_cast<const ArrayType&>(*chunk);
+    for (std::int64_t idx = 0; idx < array.length(); ++idx, ++row_idx) {
+      if (array.IsNull(idx)) {
+        if (!nullable) {
+          return corrupt(
+              fmt::format("column {} is null in row {}, which it must not be", name, row_idx + 1));
+        }
+        continue;
+      }
+      store(rows[row_idx], array, idx);
+    }
+  }
+  return ok_status();
+}
+
+Status read_array(const arrow::ChunkedArray& chunks, const ColumnSpec& column,
+                  std::vector<VerdictRow>& rows) {
+  const bool nullable = is_nullable(column);
+  return std::visit(
+      [&](auto member) -> Status {
+        using Value = std::remove_cvref_t<decltype(std::declval<VerdictRow>().*member)>;
+        if constexpr (std::is_same_v<Value, std::string> ||
+                      std::is_same_v<Value, std::optional<std::string>>) {
+          return read_column<arrow::StringArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::StringArray& array, std::int64_t idx) {
+                row.*member = std::string(array.GetView(idx));
+              });
+        } else if constexpr (std::is_same_v<Value, std::optional<std::int32_t>>) {
+          return read_column<arrow::Int32Array>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::Int32Array& array, std::int64_t idx) {
+                row.*member = array.Value(idx);
+              });
+        } else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>) {
+          return read_column<arrow::Int64Array>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::Int64Array& array, std::int64_t idx) {
+                row.*member = array.Value(idx);
+              });
+        } else if constexpr (std::is_same_v<Value, std::optional<double>>) {
+          return read_column<arrow::DoubleArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::DoubleArray& array, std::int64_t idx) {
+                row.*member = array.Value(idx);
+              });
+        } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
+          return read_column<arrow::ListArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::ListArray& array, std::int64_t idx) {
+                const auto& items = static_cast<const arrow::StringArray&>(*array.values());
+                auto& out = row.*member;
+                for (std::int64_t item = array.value_offset(idx);
+                     item < array.value_offset(idx + 1); ++item) {
+                  out.emplace_back(items.GetView(item));
+                }
+              });
+        } else {
+          return read_column<arrow::TimestampArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::TimestampArray& array, std::int64_t idx) {
+                row.*member = Timestamp(std::chrono::microseconds(array.Value(idx)));
+              });
+        }
+      },
+      column.member);
+}
+
+//! Opens a file after checking the Parquet magic at both ends, for clear messages.
+Result<std::unique_ptr<parquet::arrow::FileReader>> open_checked(
+    const std::filesystem::path& path) {
+  auto opened = arrow::io::ReadableFile::Open(path.string());
+  if (!opened.ok()) return io_error(fmt::format("cannot open: {}", opened.status().message()));
+  std::shared_ptr<arrow::io::ReadableFile> file = *opened;
+  auto size = file->GetSize();
+  if (!size.ok()) return io_error(fmt::format("cannot stat: {}", size.status().message()));
+  if (*size < 12) {
+    return corrupt(
+        fmt::format("not a Parquet file: only {} bytes (a Parquet file has at least 12)", *size));
+  }
+  char magic[4];
+  auto head = file->ReadAt(0, 4, magic);
+  if (!head.ok() || std::string_view(magic, 4) != "PAR1") {
+    return corrupt("not a Parquet file: it does not start with the magic bytes PAR1");
+  }
+  auto tail = file->ReadAt(*size - 4, 4, magic);
+  if (!tail.ok() || std::string_view(magic, 4) != "PAR1") {
+    return corrupt(fmt::format(
+        "truncated or damaged Parquet file: {} bytes and no PAR1 footer at the end", *size));
+  }
+  try {
+    auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
+    if (!reader.ok()) return from_arrow(reader.status(), "unreadable Parquet footer");
+    return std::move(*reader);
+  } catch (const parquet::ParquetException& error) {
+    return corrupt(fmt::format("unreadable Parquet footer: {}", error.what()));
+  }
+}
+
+}  // namespace
+
+Result<std::string> encode_parquet(std::span<const VerdictRow> rows) {
+  arrow::ArrayVector arrays;
+  for (const ColumnSpec& column : verdict_columns()) {
+    CANRUN_ASSIGN_OR_RETURN(auto array, build_array(rows, column));
+    arrays.push_back(std::move(array));
+  }
+  const auto table =
+      arrow::Table::Make(verdict_schema(), arrays, static_cast<std::int64_t>(rows.size()));
+  auto sink = arrow::io::BufferOutputStream::Create();
+  if (!sink.ok()) return from_arrow(sink.status(), "allocating the output buffer");
+  const auto properties =
+      parquet::WriterProperties::Builder()
+          .compression(arrow::Compression::ZSTD)
+          ->created_by(fmt::format("canrun (parquet-cpp-arrow {})", ARROW_VERSION_STRING))
+          ->build();
+  const auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  if (auto status = parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *sink,
+                                               kRowGroupRows, properties, arrow_properties);
+      !status.ok()) {
+    return from_arrow(status, "writing Parquet");
+  }
+  auto buffer = (*sink)->Finish();
+  if (!buffer.ok()) return from_arrow(buffer.status(), "finishing Parquet");
+  return (*buffer)->ToString();
+}
+
+Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
+  try {
+    std::shared_ptr<arrow::Schema> schema;
+    if (auto status = reader->GetSchema(&schema); !status.ok()) {
+      return from_arrow(status, "unreadable schema");
+    }
+    CANRUN_RETURN_IF_ERROR(check_schema(*schema));
+    auto table = reader->ReadTable();
+    if (!table.ok()) return from_arrow(table.status(), "unreadable data");
+    std::vector<VerdictRow> rows(static_cast<std::size_t>((*table)->num_rows()));
+    for (const ColumnSpec& column : verdict_columns()) {
+      const auto chunks = (*table)->GetColumnByName(std::string(column.name));
+      CANRUN_RETURN_IF_ERROR(read_array(*chunks, column, rows));
+    }
+    return rows;
+  } catch (const parquet::ParquetException& error) {
+    return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));
+  }
+}
+
+Result<std::map<std::string, std::int64_t>> count_results(const std::filesystem::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
+  try {
+    std::shared_ptr<arrow::Schema> schema;
+    if (auto status = reader->GetSchema(&schema); !status.ok()) {
+      return from_arrow(status, "unreadable schema");
+    }
+    const int index = schema->GetFieldIndex("result");
+    if (index < 0 || !schema->field(index)->type()->Equals(arrow::utf8())) {
+      return corrupt("wrong schema: no string column result");
+    }
+    auto table = reader->ReadTable({index});
+    if (!table.ok()) return from_arrow(table.status(), "unreadable data");
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& chunk : (*table)->column(0)->chunks()) {
+      const auto& array = static_cast<const arrow::StringArray&>(*chunk);
+      for (std::int64_t idx = 0; idx < array.length(); ++idx) {
+        if (!array.IsNull(idx)) ++counts[std::string(array.GetView(idx))];
+      }
+    }
+    return counts;
+  } catch (const parquet::ParquetException& error) {
+    return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));
+  }
+}
+
+}  // namespace canrun::dataset

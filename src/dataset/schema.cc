@@ -1,0 +1,75 @@
+#include "dataset/schema.h"
+
+#include <array>
+
+namespace canrun::dataset {
+namespace {
+
+using R = VerdictRow;
+
+const std::array<ColumnSpec, 34> kColumns = {{
+    {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
+    {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
+    {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
+    {"backend", &R::backend, "Backend profile: `neuron`, `cuda`, `cpu`."},
+    {"device", &R::device, "Device the test ran on, e.g. `trn2`, `cuda`, `cpu`."},
+    {"compiler", &R::compiler,
+     "The `torch.compile` backend's compiler, e.g. `neuronx-cc`, `inductor`."},
+    {"compiler_version", &R::compiler_version, "Its exact version, e.g. `2.16.372.0+4a9b2326`."},
+    {"library", &R::library, "The model library, `transformers`."},
+    {"library_version", &R::library_version, "Its exact version."},
+    {"result", &R::result, "The verdict; see the table of results below."},
+    {"error", &R::error,
+     "Useful tail of the error (at most 64 KiB; a longer text keeps its end after a line "
+     "`[canrun: N bytes cut from the start]`)."},
+    {"error_signature", &R::error_signature,
+     "The error normalised (addresses, numbers, paths stripped) so equal failures group."},
+    {"exclusion_reason", &R::exclusion_reason,
+     "Why an EXCLUDED model was not run: a category or a curator's note."},
+    {"cores", &R::cores, "Cores the plan used."},
+    {"parallelism", &R::parallelism, "`none`, `tp` (tensor parallel) or `ep` (expert parallel)."},
+    {"weights_bytes", &R::weights_bytes, "Size of the weights from the safetensors headers."},
+    {"runtime_s", &R::runtime_s, "Wall time of the whole test in seconds, compile included."},
+    {"load_s", &R::load_s, "Seconds to load (and shard) the model."},
+    {"compile_s", &R::compile_s, "Seconds of the first call, which compiles."},
+    {"generate_s", &R::generate_s, "Seconds to generate the new tokens after compiling."},
+    {"ttft_s", &R::ttft_s, "Time to first token in seconds."},
+    {"decode_tokens_per_s", &R::decode_tokens_per_s, "Decode speed after the first token."},
+    {"peak_device_memory_bytes", &R::peak_device_memory_bytes,
+     "Peak device memory (host RSS of the process tree on `cpu`)."},
+    {"new_tokens", &R::new_tokens, "Tokens generated (greedy)."},
+    {"output_text", &R::output_text, "The generated text (at most 64 KiB)."},
+    {"verification", &R::verification,
+     "How the output was checked: `reference` (tokens equal to the CPU reference) or `judge`."},
+    {"match_tokens", &R::match_tokens, "Leading generated tokens equal to the CPU reference."},
+    {"judge_score", &R::judge_score, "The judge model's fluency score (sharded runs)."},
+    {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
+    {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
+    {"run_py", &R::run_py, "The self-contained script that reproduces the result."},
+    {"started_at", &R::started_at, "When the test started (UTC)."},
+    {"host", &R::host, "Host name the test ran on."},
+    {"canrun_version", &R::canrun_version, "Version of canrun that recorded the row."},
+}};
+
+}  // namespace
+
+std::span<const ColumnSpec> verdict_columns() { return kColumns; }
+
+std::string_view arrow_type_name(const ColumnSpec& column) {
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "string", "string", "int32", "int64", "double", "list<string>", "timestamp[us, tz=UTC]"};
+  return kNames[column.member.index()];
+}
+
+bool is_nullable(const ColumnSpec& column) {
+  return std::visit(
+      [](auto member) {
+        using Member = std::remove_cvref_t<decltype(std::declval<VerdictRow>().*member)>;
+        return !std::is_same_v<Member, std::string> &&
+               !std::is_same_v<Member, std::vector<std::string>> &&
+               !std::is_same_v<Member, Timestamp>;
+      },
+      column.member);
+}
+
+}  // namespace canrun::dataset

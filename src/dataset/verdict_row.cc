@@ -1,0 +1,126 @@
+#include "dataset/verdict_row.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/model_id.h"
+#include "core/text.h"
+#include "core/verdict_result.h"
+#include "dataset/schema.h"
+
+namespace canrun::dataset {
+namespace {
+
+Error column_error(const VerdictRow& row, std::string_view column, const std::string& why) {
+  return invalid_argument(fmt::format("row {} ({}): column {} {}",
+                                      quote_for_message(row.model_id, 100), row.task, column, why));
+}
+
+}  // namespace
+
+Result<StackKey> stack_key_of(const VerdictRow& row) {
+  return StackKey::make(row.backend, row.compiler, row.compiler_version, row.library,
+                        row.library_version);
+}
+
+Status check_row(const VerdictRow& row) {
+  if (auto id = ModelId::parse(row.model_id); !id.ok()) {
+    return column_error(row, "model_id", id.error().message());
+  }
+  if (row.revision) {
+    if (auto revision = Revision::parse(*row.revision); !revision.ok()) {
+      return column_error(row, "revision", revision.error().message());
+    }
+  }
+  if (row.task.empty()) return column_error(row, "task", "is empty");
+  if (row.device.empty()) return column_error(row, "device", "is empty");
+  if (auto key = stack_key_of(row); !key.ok())
+    return column_error(row, "stack key", key.error().message());
+  const auto result = parse_verdict_result(row.result);
+  if (!result) {
+    return column_error(
+        row, "result",
+        fmt::format("is {}, not one of PASS, FAIL_LOAD, FAIL_COMPILE, FAIL_RUNTIME, "
+                    "FAIL_OOM, FAIL_MISMATCH, FAIL_JUDGE, TIMEOUT, CRASH, "
+                    "REFERENCE_FAIL, EXCLUDED",
+                    quote_for_message(row.result)));
+  }
+  const bool excluded = *result == VerdictResult::kExcluded;
+  if (excluded && (!row.exclusion_reason || row.exclusion_reason->empty())) {
+    return column_error(row, "exclusion_reason", "is empty but the result is EXCLUDED");
+  }
+  if (!excluded && row.exclusion_reason) {
+    return column_error(row, "exclusion_reason",
+                        fmt::format("is set but the result is {}", row.result));
+  }
+  if (row.parallelism && *row.parallelism != "none" && *row.parallelism != "tp" &&
+      *row.parallelism != "ep") {
+    return column_error(
+        row, "parallelism",
+        fmt::format("is {}, not none, tp or ep", quote_for_message(*row.parallelism)));
+  }
+  for (const ColumnSpec& column : verdict_columns()) {
+    Status status = std::visit(
+        [&](auto member) -> Status {
+          const auto& value = row.*member;
+          using Value = std::remove_cvref_t<decltype(value)>;
+          if constexpr (std::is_same_v<Value, std::optional<double>> ||
+                        std::is_same_v<Value, std::optional<std::int32_t>> ||
+                        std::is_same_v<Value, std::optional<std::int64_t>>) {
+            if (value && (!std::isfinite(static_cast<double>(*value)) || *value < 0)) {
+              return column_error(row, column.name,
+                                  fmt::format("is {}; it must be a finite number >= 0", *value));
+            }
+          }
+          return ok_status();
+        },
+        column.member);
+    CANRUN_RETURN_IF_ERROR(status);
+  }
+  if (row.cores && *row.cores < 1) return column_error(row, "cores", "must be at least 1");
+  const auto stack = nlohmann::json::parse(row.stack, nullptr, /*allow_exceptions=*/false);
+  if (!stack.is_object() ||
+      !std::all_of(stack.begin(), stack.end(), [](const auto& v) { return v.is_string(); })) {
+    return column_error(row, "stack",
+                        fmt::format("is {}, not a JSON object of name → version strings",
+                                    quote_for_message(row.stack, 60)));
+  }
+  if (row.canrun_version.empty()) return column_error(row, "canrun_version", "is empty");
+  return ok_status();
+}
+
+void apply_storage_policy(VerdictRow& row) {
+  for (const ColumnSpec& column : verdict_columns()) {
+    std::visit(
+        [&](auto member) {
+          auto& value = row.*member;
+          using Value = std::remove_cvref_t<decltype(value)>;
+          if constexpr (std::is_same_v<Value, std::string>) {
+            value = make_valid_utf8(value);
+          } else if constexpr (std::is_same_v<Value, std::optional<std::string>>) {
+            if (value) *value = make_valid_utf8(*value);
+          } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
+            for (auto& item : value) item = make_valid_utf8(item);
+          }
+        },
+        column.member);
+  }
+  if (row.error && row.error->size() > kMaxErrorBytes) {
+    const std::string& text = *row.error;
+    std::size_t start = text.size() - kMaxErrorBytes;
+    while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) ++start;
+    row.error = fmt::format("[canrun: {} bytes cut from the start]\n{}", start,
+                            std::string_view(text).substr(start));
+  }
+  if (row.output_text && row.output_text->size() > kMaxOutputTextBytes) {
+    const std::string& text = *row.output_text;
+    const std::size_t end = utf8_boundary_at_or_before(text, kMaxOutputTextBytes);
+    row.output_text = fmt::format("{}\n[canrun: {} bytes cut]",
+                                  std::string_view(text).substr(0, end), text.size() - end);
+  }
+}
+
+}  // namespace canrun::dataset

@@ -1,0 +1,78 @@
+// VerdictRow: one row of the results dataset, one (model, task) on one stack (SPEC.md §8).
+// Field names are the dataset's column names; std::optional marks a nullable column.
+//
+// Thread safety: plain value.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "dataset/stack_key.h"
+
+namespace canrun::dataset {
+
+using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
+
+struct VerdictRow {
+  std::string model_id;
+  std::optional<std::string> revision;
+  std::string task;
+  std::string backend;
+  std::string device;
+  std::string compiler;
+  std::string compiler_version;
+  std::string library;
+  std::string library_version;
+  std::string result;
+  std::optional<std::string> error;
+  std::optional<std::string> error_signature;
+  std::optional<std::string> exclusion_reason;
+  std::optional<std::int32_t> cores;
+  std::optional<std::string> parallelism;
+  std::optional<std::int64_t> weights_bytes;
+  std::optional<double> runtime_s;
+  std::optional<double> load_s;
+  std::optional<double> compile_s;
+  std::optional<double> generate_s;
+  std::optional<double> ttft_s;
+  std::optional<double> decode_tokens_per_s;
+  std::optional<std::int64_t> peak_device_memory_bytes;
+  std::optional<std::int32_t> new_tokens;
+  std::optional<std::string> output_text;
+  std::optional<std::string> verification;
+  std::optional<std::int32_t> match_tokens;
+  std::optional<double> judge_score;
+  std::string stack;  //!< JSON object text: package name → version
+  std::vector<std::string> packages;
+  std::optional<std::string> run_py;
+  Timestamp started_at{};
+  std::optional<std::string> host;
+  std::string canrun_version;
+
+  friend bool operator==(const VerdictRow&, const VerdictRow&) = default;
+};
+
+//! The stack file a row belongs to, from its own columns.
+Result<StackKey> stack_key_of(const VerdictRow& row);
+
+//! Checks one row against the dataset's rules: a valid model id and revision, a known result,
+//! an exclusion reason exactly when EXCLUDED, a known parallelism, non-negative measurements,
+//! `stack` a JSON object of strings. The error names the column and the value.
+Status check_row(const VerdictRow& row);
+
+// Storage policy, applied by the writer to every row before it is stored:
+// - every text column is made valid UTF-8 (bad bytes become U+FFFD), since Parquet strings
+//   must be UTF-8 and a crashed process can print anything;
+// - `error` keeps its last kMaxErrorBytes (the end of a traceback says what went wrong),
+//   after a first line "[canrun: N bytes cut from the start]";
+// - `output_text` keeps its first kMaxOutputTextBytes, followed by "[canrun: N bytes cut]".
+// Cuts fall on UTF-8 character boundaries.
+inline constexpr std::size_t kMaxErrorBytes = 64 * 1024;
+inline constexpr std::size_t kMaxOutputTextBytes = 64 * 1024;
+void apply_storage_policy(VerdictRow& row);
+
+}  // namespace canrun::dataset
