@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs every benchmark under bench/ and writes their reports to BUILD_DIR/bench/.
-# Each benchmark measures a baseline in the same run; read the ratios, not the times.
+# Runs every benchmark under bench/. Each measures a baseline in the same run: read the
+# ratios, not the absolute times. Google Benchmark reports go to BUILD_DIR/bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 mkdir -p "$build_dir/bench"
-for bench in "$build_dir"/bench_*; do
-  [[ -x "$bench" ]] || continue
-  name=$(basename "$bench")
-  echo "== $name"
-  "$bench" --benchmark_out="$build_dir/bench/$name.json" --benchmark_out_format=json
-done
+
+echo "== ModelId::parse vs std::regex of the same rules"
+"$build_dir/bench_model_id" --benchmark_out="$build_dir/bench/bench_model_id.json" \
+  --benchmark_out_format=json
+
+echo "== dataset: C++ vs pyarrow"
+.venv/bin/python bench/dataset_vs_pyarrow.py "$build_dir"

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/log.h"
+#include "core/parallel.h"
 #include "dataset/card.h"
 #include "dataset/parquet_codec.h"
 
@@ -54,22 +53,6 @@ std::vector<Entry> list_entries(const fs::path& data_dir) {
 }
 
 using RowKey = std::pair<std::string, std::string>;  // (model_id, task)
-
-//! Runs `work(idx)` for idx in [0, count) on up to hardware_concurrency threads.
-template <typename Work>
-void parallel_for(std::size_t count, Work work) {
-  const std::size_t threads =
-      std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (std::size_t thread = 0; thread + 1 < threads; ++thread) {
-    pool.emplace_back([&] {
-      for (std::size_t idx = next++; idx < count; idx = next++) work(idx);
-    });
-  }
-  for (std::size_t idx = next++; idx < count; idx = next++) work(idx);
-  for (auto& worker : pool) worker.join();
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
 
+#include "core/parallel.h"
 #include "dataset/schema.h"
 
 namespace canrun::dataset {
@@ -270,7 +271,8 @@ Result<std::string> encode_parquet(std::span<const VerdictRow> rows) {
           .compression(arrow::Compression::ZSTD)
           ->created_by(fmt::format("canrun (parquet-cpp-arrow {})", ARROW_VERSION_STRING))
           ->build();
-  const auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  const auto arrow_properties =
+      parquet::ArrowWriterProperties::Builder().store_schema()->set_use_threads(true)->build();
   if (auto status = parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *sink,
                                                kRowGroupRows, properties, arrow_properties);
       !status.ok()) {
@@ -289,13 +291,18 @@ Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& p
       return from_arrow(status, "unreadable schema");
     }
     CANRUN_RETURN_IF_ERROR(check_schema(*schema));
+    reader->set_use_threads(true);  // decode columns in parallel on Arrow's CPU pool
     auto table = reader->ReadTable();
     if (!table.ok()) return from_arrow(table.status(), "unreadable data");
     std::vector<VerdictRow> rows(static_cast<std::size_t>((*table)->num_rows()));
-    for (const ColumnSpec& column : verdict_columns()) {
-      const auto chunks = (*table)->GetColumnByName(std::string(column.name));
-      CANRUN_RETURN_IF_ERROR(read_array(*chunks, column, rows));
-    }
+    // Each column fills its own member of every row, so columns convert in parallel.
+    const auto columns = verdict_columns();
+    std::vector<Status> statuses(columns.size());
+    parallel_for(columns.size(), [&](std::size_t idx) {
+      const auto chunks = (*table)->GetColumnByName(std::string(columns[idx].name));
+      statuses[idx] = read_array(*chunks, columns[idx], rows);
+    });
+    for (const Status& status : statuses) CANRUN_RETURN_IF_ERROR(status);
     return rows;
   } catch (const parquet::ParquetException& error) {
     return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));

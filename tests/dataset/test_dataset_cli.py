@@ -1,0 +1,176 @@
+"""canrun dataset validate / show / diff, and the dataset card, as a user meets them."""
+import json
+import re
+
+import markdown_it
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from conftest import verdict_row
+
+OLD = dict(compiler_version="2.15.128.0+56dc5a86", library_version="4.57.6")
+NEW = dict(compiler_version="2.16.372.0+4a9b2326", library_version="5.18.0")
+OLD_STEM = "neuron__neuronx-cc-2.15.128.0+56dc5a86__transformers-4.57.6"
+NEW_STEM = "neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-5.18.0"
+
+
+@pytest.fixture
+def two_stacks(tmp_path, write_rows):
+    write_rows(tmp_path, [
+        verdict_row("org/stays-passing", "PASS", **OLD),
+        verdict_row("org/regresses", "PASS", **OLD),
+        verdict_row("org/gets-fixed", "FAIL_COMPILE", **OLD),
+        verdict_row("org/dropped", "FAIL_OOM", **OLD),
+        verdict_row("org/stays-passing", "PASS", **NEW),
+        verdict_row("org/regresses", "FAIL_RUNTIME", **NEW),
+        verdict_row("org/gets-fixed", "PASS", **NEW),
+        verdict_row("org/new", "TIMEOUT", **NEW),
+        verdict_row("org/excluded", "EXCLUDED", **NEW),
+    ])
+    return tmp_path
+
+
+def test_validate_good_dataset(canrun, two_stacks):
+    result = canrun("dataset", "validate", two_stacks)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 files checked, 0 with problems" in result.stdout
+
+
+def test_validate_names_each_bad_file_and_why(canrun, two_stacks):
+    data = two_stacks / "data"
+    good = (data / f"{NEW_STEM}.parquet").read_bytes()
+    (data / "cpu__inductor-2.13.0__transformers-5.18.0.parquet").write_bytes(good[: len(good) // 2])
+    (data / "notes.csv").write_text("model_id,result\n")
+    (data / "cuda__inductor-2.13.0__transformers-5.18.0.parquet").write_bytes(b"hello, not parquet")
+    wrong = pa.table({"model_id": ["org/a"], "result": [1]})
+    pq.write_table(wrong, data / "cpu__inductor-2.14.0__transformers-5.18.0.parquet")
+    (data / "stray.parquet").write_bytes(good)
+
+    result = canrun("dataset", "validate", two_stacks)
+    assert result.returncode == 1
+    out = result.stdout
+    assert re.search(r"data/cpu__inductor-2\.13\.0__transformers-5\.18\.0\.parquet: truncated", out)
+    assert re.search(r"data/cuda__inductor-2\.13\.0__transformers-5\.18\.0\.parquet: not a Parquet file", out)
+    line = next(l for l in out.splitlines() if l.startswith("data/cpu__inductor-2.14.0"))
+    assert "wrong schema" in line and "column task is missing" in line
+    assert "column result is int64, expected string" in line
+    assert re.search(r"data/notes\.csv: not a dataset file", out)
+    assert re.search(r'data/stray\.parquet: "stray\.parquet" is not a stack name', out)
+    assert "7 files checked, 5 with problems" in out
+
+    as_json = json.loads(canrun("dataset", "validate", two_stacks, "--json").stdout)
+    assert as_json["files"] == 7
+    assert {p["file"] for p in as_json["problems"]} == {
+        "data/cpu__inductor-2.13.0__transformers-5.18.0.parquet",
+        "data/cuda__inductor-2.13.0__transformers-5.18.0.parquet",
+        "data/cpu__inductor-2.14.0__transformers-5.18.0.parquet",
+        "data/notes.csv", "data/stray.parquet"}
+
+    # show still reads the good files, and says which it skipped.
+    shown = canrun("dataset", "show", two_stacks, "--json")
+    assert shown.returncode == 0
+    assert len(json.loads(shown.stdout)) == 9
+    assert "skipped data/notes.csv" in shown.stderr
+    assert "skipped data/cpu__inductor-2.13.0__transformers-5.18.0.parquet: truncated" in shown.stderr
+
+
+def test_show_filters_and_prints_a_table(canrun, two_stacks):
+    result = canrun("dataset", "show", two_stacks, "--model", "org/regresses")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["MODEL", "TASK", "STACK", "RESULT"]
+    assert len(lines) == 3
+    assert any("FAIL_RUNTIME" in l and "5.18.0" in l for l in lines)
+    assert any("PASS" in l and "4.57.6" in l and "3.0 GiB" in l for l in lines)
+
+    only_pass = json.loads(canrun("dataset", "show", two_stacks, "--result", "PASS", "--json").stdout)
+    assert sorted(r["model_id"] for r in only_pass) == [
+        "org/gets-fixed", "org/regresses", "org/stays-passing", "org/stays-passing"]
+    row = only_pass[0]
+    assert row["stack"]["transformers"] in ("4.57.6", "5.18.0")
+    assert row["started_at"] == "2026-12-01T10:00:00.000000Z"
+
+    one_stack = json.loads(canrun("dataset", "show", two_stacks, "--stack", OLD_STEM, "--json").stdout)
+    assert len(one_stack) == 4
+
+    excluded = canrun("dataset", "show", two_stacks, "--result", "EXCLUDED")
+    assert "gated" in excluded.stdout
+    none = canrun("dataset", "show", two_stacks, "--model", "org/absent")
+    assert none.returncode == 0 and "no rows match" in none.stdout
+
+
+def test_show_refuses_bad_filters(canrun, two_stacks, tmp_path):
+    bad_result = canrun("dataset", "show", two_stacks, "--result", "MAYBE")
+    assert bad_result.returncode == 2
+    assert '--result "MAYBE" is not a result' in bad_result.stderr
+    bad_model = canrun("dataset", "show", two_stacks, "--model", "org/x;rm -rf")
+    assert bad_model.returncode == 2
+    assert "invalid model id" in bad_model.stderr
+    missing = canrun("dataset", "show", tmp_path / "nope")
+    assert missing.returncode == 2
+    assert "does not exist" in missing.stderr
+
+
+def test_diff_reports_changes_and_fails_on_regressions(canrun, two_stacks):
+    result = canrun("dataset", "diff", two_stacks, "--from", OLD_STEM, "--to", f"{NEW_STEM}.parquet")
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "regressions (1)\n  org/regresses  text-generation  PASS → FAIL_RUNTIME" in out
+    assert "fixes (1)\n  org/gets-fixed  text-generation  FAIL_COMPILE → PASS" in out
+    assert "newly tested (1)\n  org/new  text-generation  not tested → TIMEOUT" in out
+    assert "no longer tested (1)\n  org/dropped  text-generation  FAIL_OOM → not tested" in out
+    assert "unchanged: 2" in out  # stays-passing, and excluded (never tested)
+
+    as_json = json.loads(canrun("dataset", "diff", two_stacks, "--from", OLD_STEM, "--to", NEW_STEM,
+                                "--json").stdout)
+    assert as_json["regressions"] == [
+        {"model_id": "org/regresses", "task": "text-generation", "from": "PASS", "to": "FAIL_RUNTIME"}]
+
+    # The other way round there is no regression (PASS → PASS, FAIL → PASS only), so exit 0.
+    back = canrun("dataset", "diff", two_stacks, "--from", NEW_STEM, "--to", OLD_STEM)
+    assert back.returncode == 1  # gets-fixed goes PASS → FAIL_COMPILE backwards
+    same = canrun("dataset", "diff", two_stacks, "--from", NEW_STEM, "--to", NEW_STEM)
+    assert same.returncode == 0
+    assert "regressions (0)" in same.stdout
+
+
+def test_diff_refuses_unknown_stacks(canrun, two_stacks):
+    missing = canrun("dataset", "diff", two_stacks, "--from", OLD_STEM,
+                     "--to", "neuron__neuronx-cc-9.9__transformers-9.9")
+    assert missing.returncode == 2
+    assert "--to: no results for stack neuron · neuronx-cc 9.9 · transformers 9.9" in missing.stderr
+    malformed = canrun("dataset", "diff", two_stacks, "--from", "garbage", "--to", NEW_STEM)
+    assert malformed.returncode == 2
+    assert '--from: "garbage" is not a stack name' in malformed.stderr
+    required = canrun("dataset", "diff", two_stacks, "--from", OLD_STEM)
+    assert required.returncode == 2
+    assert "--to is required" in required.stderr
+
+
+def test_card_is_valid_markdown_with_hub_front_matter(two_stacks):
+    card = (two_stacks / "README.md").read_text()
+    assert card.startswith("---\n")
+    front, body = card[4:].split("\n---\n", 1)
+    meta = yaml.safe_load(front)
+    assert meta["configs"] == [{"config_name": "default", "data_files": "data/*.parquet"}]
+    assert meta["license"] == "apache-2.0"
+    assert "canrun" in meta["tags"]
+
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(body)
+    tables = [t for t in tokens if t.type == "table_open"]
+    assert len(tables) == 3  # stacks, columns, results
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["canrun results", "Stacks", "Columns", "Results", "How to query"]
+    fences = [t for t in tokens if t.type == "fence"]
+    assert [f.info for f in fences] == ["python", "sql"]
+    assert 'pd.read_parquet("DATASET/data")' in fences[0].content
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(body)
+    assert f"<code>{OLD_STEM}.parquet</code></td>" in html
+    # stacks table: rows, PASS, not PASS, EXCLUDED per stack
+    assert re.search(rf"\| `{re.escape(NEW_STEM)}\.parquet` \| neuron \| neuronx-cc 2\.16\.372\.0\+4a9b2326 "
+                     r"\| transformers 5\.18\.0 \| 5 \| 2 \| 2 \| 1 \|", card)
+    for result in ["PASS", "FAIL_LOAD", "FAIL_COMPILE", "FAIL_RUNTIME", "FAIL_OOM", "FAIL_MISMATCH",
+                   "FAIL_JUDGE", "TIMEOUT", "CRASH", "REFERENCE_FAIL", "EXCLUDED"]:
+        assert f"| `{result}` |" in card
