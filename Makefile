@@ -13,7 +13,7 @@ all: build
 setup:
 	@scripts/setup.sh
 
-$(BUILD_DIR)/build.ninja: CMakeLists.txt
+$(BUILD_DIR)/build.ninja: CMakeLists.txt $(wildcard */CMakeLists.txt */*/CMakeLists.txt)
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 
 configure: setup $(BUILD_DIR)/build.ninja
