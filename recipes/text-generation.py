@@ -18,15 +18,17 @@ import sys
 import time
 import traceback
 
-MODEL = {{MODEL}}                      # Hub id (or a local folder)
-REVISION = {{REVISION}}                # branch, tag or commit
-DTYPE = {{DTYPE}}                      # torch dtype the weights are loaded in
-DEVICE = {{TORCH_DEVICE}}              # torch device
-COMPILE_BACKEND = {{COMPILE_BACKEND}}  # torch.compile backend name or "module:function"; None: eager
-COMPILE_OPTIONS = {{COMPILE_OPTIONS}}  # extra torch.compile arguments
-IMPORTS = {{IMPORTS}}                  # modules that register the device or backend
-PEAK_MEMORY = {{PEAK_MEMORY}}          # how peak memory is read: rss, cuda or neuron
-PACKAGES = {{PACKAGES}}                # packages whose versions are reported
+# What is tested and how; canrun filled these in.
+MODEL = {{MODEL}}  # Hub id, or a local folder
+REVISION = {{REVISION}}
+DTYPE = {{DTYPE}}  # torch dtype of the weights
+DEVICE = {{TORCH_DEVICE}}
+# torch.compile backend: a registered name or "module:function"; None runs eagerly.
+COMPILE_BACKEND = {{COMPILE_BACKEND}}
+COMPILE_OPTIONS = {{COMPILE_OPTIONS}}
+IMPORTS = {{IMPORTS}}  # modules that register the device or the backend
+PEAK_MEMORY = {{PEAK_MEMORY}}  # how peak memory is read: rss, cuda or neuron
+PACKAGES = {{PACKAGES}}  # packages whose versions are reported
 PROMPT = {{PROMPT}}
 NEW_TOKENS = {{NEW_TOKENS}}
 
