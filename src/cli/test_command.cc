@@ -70,6 +70,7 @@ int run_test(TestOptions& options) {
     nlohmann::json out = dataset::row_to_json(outcome->row);
     out["reference_reused"] = outcome->reference_reused;
     out["run_dir"] = outcome->run_dir.string();
+    out["stdout_bytes"] = outcome->stdout_bytes;
     print_json(std::cout, out);
   } else {
     print_verdict(*outcome);
