@@ -43,12 +43,14 @@ def test_real_smollm2_passes_with_readable_english(canrun_test):
     code, row, err = canrun_test("HuggingFaceTB/SmolLM2-135M-Instruct")
     assert code == 0, (row or {}).get("error") or err
     assert row["result"] == "PASS"
-    text = row["output_text"]
+    text = row["output_text"]  # e.g. " Paris.\n\nThe answer is: ..."
+    assert "Paris" in text.split(".")[0], text  # it knows the capital of France
+    printable = sum(c.isascii() and (c.isprintable() or c.isspace()) for c in text)
+    assert printable >= 0.95 * len(text), text
     words = re.findall(r"[A-Za-z]+", text)
-    assert len(words) >= 10, text
-    common = {"the", "of", "and", "is", "a", "in", "to", "city", "france", "paris", "capital", "it", "its"}
-    assert sum(w.lower() in common for w in words) >= 3, text
-    assert "Paris" in text, text
+    common = {"the", "of", "and", "is", "a", "in", "to", "city", "france", "paris", "capital", "it", "its",
+              "answer", "this", "that", "was", "for"}
+    assert len(words) >= 4 and sum(w.lower() in common for w in words) >= 3, text
 
 
 def test_unknown_architecture_fails_to_load(canrun_test):
