@@ -43,12 +43,12 @@ def main():
         print(f"compile cache: first compile_s {cold['compile_s']:.2f} s, second {warm['compile_s']:.2f} s, "
               f"ratio {warm['compile_s'] / cold['compile_s']:.2f}")
 
-        through_canrun = [canrun_test()[0] for _ in range(runs)]
         run_dir = Path(warm["run_dir"])
         direct_env = dict(env, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", TOKENIZERS_PARALLELISM="false",
                           TORCHINDUCTOR_CACHE_DIR=str(cache / "compile" / "cpu" / f"inductor-{warm['compiler_version']}"))
-        direct = []
-        for _ in range(runs):
+        through_canrun, direct = [], []
+        for _ in range(runs):  # interleaved, so that a change of machine load hits both alike
+            through_canrun.append(canrun_test()[0])
             start = time.perf_counter()
             subprocess.run([python, "run.py"], cwd=run_dir, check=True, capture_output=True, env=direct_env)
             direct.append(time.perf_counter() - start)
