@@ -16,7 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t kFirstRead = 64 * 1024;  // most headers fit; one request each
+// The 8-byte length first, then exactly the header: not one byte of the weights is read.
+constexpr std::uint64_t kFirstRead = 8;
 constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
 constexpr std::string_view kIndexFile = "model.safetensors.index.json";
 constexpr std::string_view kSingleFile = "model.safetensors";
@@ -49,7 +50,8 @@ std::vector<std::string> LocalCheckpointFiles::list() const {
   std::error_code error;
   for (fs::recursive_directory_iterator it(folder_, error), end; !error && it != end;
        it.increment(error)) {
-    if (it->is_regular_file(error)) files.push_back(fs::relative(it->path(), folder_).string());
+    if (it->is_regular_file(error))
+      files.push_back(it->path().lexically_relative(folder_).generic_string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -2,7 +2,7 @@
 // are: the Hub (HTTP range requests), a local folder, or a snapshot in the HF cache.
 //
 // Which files: model.safetensors.index.json and every shard its weight_map names, else
-// model.safetensors. Each header costs one small read (two when it is larger than the first).
+// model.safetensors. Each header costs two reads: its 8-byte length, then exactly its bytes.
 //
 // Thread safety: a CheckpointFiles is used by one thread at a time.
 #pragma once
