@@ -75,6 +75,8 @@ int run(int argc, char** argv) {
 
   CommandAction action;
   CommandRegistry registry{&app, &action};
+  register_test_command(registry);
+  register_render_command(registry);
   register_dataset_command(registry);
   register_hub_command(registry);
 
