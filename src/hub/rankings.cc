@@ -17,10 +17,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// The Hub caps a page at 1000 models; ask for no more than that per page.
-constexpr std::size_t kMaxPageSize = 1000;
-constexpr std::size_t kMaxPages = 10'000;
-
 Error field_error(std::string_view where, std::string_view field, const json& value,
                   std::string_view wanted) {
   return corrupt(fmt::format("{}: field \"{}\" holds {} where {} belongs", where, field,
@@ -173,58 +169,6 @@ std::optional<std::string> next_link(std::string_view header) {
   return std::nullopt;
 }
 
-Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task, RankingSort sort,
-                                        std::size_t limit,
-                                        std::chrono::system_clock::time_point now) {
-  CANRUN_RETURN_IF_ERROR(check_task_name(task));
-  if (limit == 0) return invalid_argument("--limit must be at least 1");
-  RankingsSnapshot snapshot{std::string(task), sort, format_utc(now), client.config().endpoint, {}};
-  std::string url =
-      fmt::format("{}/api/models?pipeline_tag={}&sort={}&limit={}", client.config().endpoint, task,
-                  ranking_sort_key(sort), std::min(limit, kMaxPageSize));
-  for (const char* field : {"downloads", "likes", "trendingScore", "pipeline_tag", "library_name",
-                            "tags", "gated", "createdAt", "lastModified"}) {
-    url += fmt::format("&expand={}", field);
-  }
-  std::set<std::string> seen_urls;
-  std::set<std::string> seen_ids;
-  const std::string same_hub = client.config().endpoint + "/api/models";
-  for (std::size_t page = 1; snapshot.models.size() < limit; ++page) {
-    if (!seen_urls.insert(url).second || page > kMaxPages) {
-      return corrupt(fmt::format("rankings: the Link header leads back to {} (a pagination loop)",
-                                 quote_for_message(url, 200)));
-    }
-    CANRUN_ASSIGN_OR_RETURN(HttpResponse response, client.get(url));
-    const auto body = json::parse(response.body, nullptr, false);
-    const std::string where =
-        fmt::format("rankings page {} ({})", page, quote_for_message(url, 120));
-    if (body.is_discarded()) {
-      return corrupt(
-          fmt::format("{}: not valid JSON ({} bytes; truncated?)", where, response.body.size()));
-    }
-    if (!body.is_array()) {
-      return corrupt(
-          fmt::format("{}: a JSON {} where a list of models belongs", where, body.type_name()));
-    }
-    for (std::size_t idx = 0; idx < body.size() && snapshot.models.size() < limit; ++idx) {
-      CANRUN_ASSIGN_OR_RETURN(
-          RankedModel model,
-          ranked_model_from_json(body[idx], fmt::format("{}, model {}", where, idx + 1)));
-      if (!seen_ids.insert(model.id).second) continue;  // a page boundary moved under us
-      snapshot.models.push_back(std::move(model));
-    }
-    const auto link = response.header("link");
-    const auto next = link ? next_link(*link) : std::nullopt;
-    if (!next || body.empty()) break;
-    if (!next->starts_with(same_hub + "?") && !next->starts_with(same_hub + "/")) {
-      return corrupt(fmt::format("{}: the next page {} is not on {}", where,
-                                 quote_for_message(*next, 200), client.config().endpoint));
-    }
-    url = *next;
-  }
-  return snapshot;
-}
-
 fs::path snapshot_path(const fs::path& dir, std::string_view task, RankingSort sort) {
   return dir / fmt::format("{}__{}.json", task, ranking_sort_name(sort));
 }
@@ -311,8 +255,10 @@ std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view 
   const std::string copy(text);
   if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &parts.tm_year, &parts.tm_mon,
                   &parts.tm_mday, &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6 ||
-      consumed != 20 || parts.tm_mon < 1 || parts.tm_mon > 12 || parts.tm_mday < 1 ||
-      parts.tm_mday > 31 || parts.tm_hour > 23 || parts.tm_min > 59 || parts.tm_sec > 60) {
+      // system_clock counts nanoseconds in 64 bits: years past 2262 overflow it.
+      consumed != 20 || parts.tm_year < 1970 || parts.tm_year > 2200 || parts.tm_mon < 1 ||
+      parts.tm_mon > 12 || parts.tm_mday < 1 || parts.tm_mday > 31 || parts.tm_hour > 23 ||
+      parts.tm_min > 59 || parts.tm_sec > 60) {
     return std::nullopt;
   }
   parts.tm_year -= 1900;
