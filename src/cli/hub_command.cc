@@ -7,6 +7,8 @@
 #include <iostream>
 #include <memory>
 
+#include "catalog/exclusions.h"
+#include "catalog/selected_list.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
@@ -14,10 +16,14 @@
 #include "core/log.h"
 #include "core/model_id.h"
 #include "core/text.h"
+#include "hub/architecture_probe.h"
+#include "hub/candidates.h"
 #include "hub/facts_reader.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
 #include "hub/rankings.h"
+#include "run/process.h"
+#include "run/stack.h"
 
 namespace canrun::cli {
 namespace {
@@ -35,6 +41,10 @@ struct HubOptions {
   std::string revision = "main";
   std::string folder;
   bool tensors = false;
+  std::size_t top = 20;
+  std::string selected_file = "catalog/selected.toml";
+  std::string exclusions_file = "catalog/exclusions.toml";
+  std::string python;
 };
 
 Result<hub::HubClient> make_client() {
@@ -92,32 +102,18 @@ int run_rankings(const HubOptions& options) {
   const fs::path dir = rankings_dir(options.out);
   auto client = make_client();
   if (!client.ok()) return report(client.error());
-  const auto now = std::chrono::system_clock::now();
-  auto fetched = hub::fetch_rankings(*client, options.task, *sort, options.limit, now);
-  if (fetched.ok()) {
-    if (auto status = hub::write_snapshot(dir, *fetched); !status.ok()) {
-      return report(status.error());
-    }
+  auto rankings = hub::current_rankings(*client, dir, options.task, *sort, options.limit,
+                                        std::chrono::system_clock::now());
+  if (!rankings.ok()) return report(rankings.error());
+  if (rankings->from_hub) {
     log::info("wrote {}", hub::snapshot_path(dir, options.task, *sort).string());
-    print_rankings(*fetched, "hub", std::chrono::seconds(0), options.json);
-    return kExitOk;
+  } else {
+    log::warning("{}; using the snapshot {} fetched at {} ({} old)", rankings->hub_error,
+                 hub::snapshot_path(dir, options.task, *sort).string(),
+                 rankings->snapshot.fetched_at, hub::describe_age(rankings->age));
   }
-  const ErrorCode code = fetched.error().code();
-  if (code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) {
-    return report(fetched.error());  // a malformed answer: say so, keep the old snapshot
-  }
-  auto snapshot = hub::read_snapshot(dir, options.task, *sort);
-  if (!snapshot.ok()) {
-    return report(Error(code, fmt::format("{}; and no snapshot to fall back on: {}",
-                                          fetched.error().message(), snapshot.error().message())));
-  }
-  const auto fetched_at = hub::parse_utc(snapshot->fetched_at);
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - *fetched_at);
-  log::warning("{}; using the snapshot {} fetched at {} ({} old)", fetched.error().message(),
-               hub::snapshot_path(dir, options.task, *sort).string(), snapshot->fetched_at,
-               hub::describe_age(age));
-  if (snapshot->models.size() > options.limit) snapshot->models.resize(options.limit);
-  print_rankings(*snapshot, "snapshot", age, options.json);
+  print_rankings(rankings->snapshot, rankings->from_hub ? "hub" : "snapshot", rankings->age,
+                 options.json);
   return kExitOk;
 }
 
@@ -176,6 +172,90 @@ int run_info(const HubOptions& options) {
   return kExitOk;
 }
 
+std::string candidate_source(const hub::Candidate& candidate) {
+  if (candidate.selected && candidate.rank)
+    return fmt::format("selected, ranked #{}", *candidate.rank);
+  if (candidate.selected) return "selected";
+  return fmt::format("ranked #{}", *candidate.rank);
+}
+
+int run_select(const HubOptions& options) {
+  if (auto status = hub::check_task_name(options.task); !status.ok()) {
+    return report(status.error().with_context("--task"));
+  }
+  auto sort = hub::parse_ranking_sort(options.sort);
+  if (!sort.ok()) return report(sort.error().with_context("--sort"));
+  auto selected = catalog::SelectedList::load(options.selected_file);
+  if (!selected.ok()) return report(selected.error());
+  auto exclusions = catalog::Exclusions::load(options.exclusions_file);
+  if (!exclusions.ok()) return report(exclusions.error());
+  auto client = make_client();
+  if (!client.ok()) return report(client.error());
+
+  hub::CandidateInputs inputs{options.task, &*selected, &*exclusions, {}};
+  std::string rankings_line = "no ranking asked (--top 0)";
+  if (options.top > 0) {
+    const fs::path dir = rankings_dir(options.out);
+    auto rankings = hub::current_rankings(*client, dir, options.task, *sort, options.top,
+                                          std::chrono::system_clock::now());
+    if (!rankings.ok()) return report(rankings.error());
+    if (!rankings->from_hub) {
+      log::warning("{}; using the snapshot fetched at {} ({} old)", rankings->hub_error,
+                   rankings->snapshot.fetched_at, hub::describe_age(rankings->age));
+    }
+    rankings_line = fmt::format(
+        "top {} by {} {}", rankings->snapshot.models.size(), hub::ranking_sort_name(*sort),
+        rankings->from_hub
+            ? "from the Hub"
+            : fmt::format("from the snapshot ({} old)", hub::describe_age(rankings->age)));
+    inputs.ranked = std::move(rankings->snapshot.models);
+  }
+  const auto launcher = run::make_posix_launcher();
+  hub::TransformersProbe probe(options.python.empty() ? run::default_python() : options.python,
+                               hub::TransformersProbe::default_cache_file(), *launcher);
+  const auto lookup = [&](const ModelId& id) {
+    return hub::fetch_model_info(*client, id, Revision::main_branch());
+  };
+  auto candidates = hub::select_candidates(inputs, lookup, probe);
+  if (!candidates.ok()) return report(candidates.error());
+
+  bool problems = false;
+  for (const auto& candidate : *candidates) problems |= !candidate.problem.empty();
+  if (options.json) {
+    nlohmann::json out = {{"task", options.task},
+                          {"sort", hub::ranking_sort_name(*sort)},
+                          {"candidates", nlohmann::json::array()}};
+    for (const auto& candidate : *candidates) {
+      out["candidates"].push_back(hub::candidate_to_json(candidate));
+    }
+    print_json(std::cout, out);
+    return problems ? kExitFailed : kExitOk;
+  }
+  std::size_t excluded = 0;
+  TextTable table({"MODEL", "SOURCE", "STATUS", "WHY"});
+  for (const auto& candidate : *candidates) {
+    std::string status = "candidate";
+    std::string why = candidate.note;
+    if (!candidate.problem.empty()) {
+      status = "unknown";
+      why = candidate.problem;
+    } else if (candidate.exclusion) {
+      ++excluded;
+      status = fmt::format("excluded: {} ({})", candidate.exclusion->reason,
+                           candidate.exclusion->curated ? "curated" : "automatic");
+      why = candidate.exclusion->why;
+    }
+    if (candidate.facts_from == "ranking") why += " [model info not reached; from the ranking]";
+    if (candidate.facts_from == "none") why += " [not checked: the Hub was not reached]";
+    table.add({candidate.id, candidate_source(candidate), status, why});
+  }
+  std::cout << fmt::format("{}: {} selected + {}: {} models, {} excluded, {} to test\n",
+                           options.task, selected->for_task(options.task).size(), rankings_line,
+                           candidates->size(), excluded, candidates->size() - excluded);
+  table.print(std::cout);
+  return problems ? kExitFailed : kExitOk;
+}
+
 }  // namespace
 
 void register_hub_command(const CommandRegistry& registry) {
@@ -212,6 +292,27 @@ void register_hub_command(const CommandRegistry& registry) {
   info->add_flag("--tensors", options->tensors, "With --json: every tensor's dtype and shape");
   info->callback(
       [registry, options] { *registry.action = [options] { return run_info(*options); }; });
+
+  CLI::App* select = hub->add_subcommand(
+      "select",
+      "The candidates of one task: the curated list, then the top N of the ranking; each "
+      "selected/ranked, and excluded with its reason (curated rules, then gated, remote code, "
+      "no safetensors, unsupported task)");
+  select->add_option("--task", options->task, "Hub pipeline tag, e.g. text-generation")->required();
+  select->add_option("--top", options->top, "How many ranked models (default 20; 0: none)");
+  select->add_option("--sort", options->sort, "Ranking: downloads or trending")
+      ->check(CLI::IsMember({"downloads", "trending"}));
+  select->add_option("--selected", options->selected_file,
+                     "Curated list (default catalog/selected.toml)");
+  select->add_option("--exclusions", options->exclusions_file,
+                     "Curated exclusions (default catalog/exclusions.toml)");
+  select->add_option("--python", options->python,
+                     "The stack's Python, asked which architectures its transformers has "
+                     "(default $CANRUN_PYTHON, else the project venv, else python3)");
+  select->add_option("--out", options->out, "Rankings snapshot folder (as for rankings)");
+  select->add_flag("--json", options->json, "Machine-readable output");
+  select->callback(
+      [registry, options] { *registry.action = [options] { return run_select(*options); }; });
 }
 
 }  // namespace canrun::cli

@@ -70,6 +70,20 @@ Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task
                                         std::size_t limit,
                                         std::chrono::system_clock::time_point now);
 
+//! Rankings as the campaign, the Space and `canrun hub` use them: fresh from the Hub (and
+//! then written to DIR as the new snapshot), or, when the Hub cannot be reached (kUnavailable,
+//! kTimeout: offline, down, rate limited), the last snapshot in DIR with its age. Other
+//! errors (a malformed answer) are returned and leave the snapshot as it was.
+struct CurrentRankings {
+  RankingsSnapshot snapshot;    //!< at most `limit` models
+  bool from_hub = false;        //!< false: read from the snapshot file
+  std::chrono::seconds age{0};  //!< now − fetched_at
+  std::string hub_error;        //!< why the Hub was not used (when !from_hub)
+};
+Result<CurrentRankings> current_rankings(HubClient& client, const std::filesystem::path& dir,
+                                         std::string_view task, RankingSort sort, std::size_t limit,
+                                         std::chrono::system_clock::time_point now);
+
 std::filesystem::path snapshot_path(const std::filesystem::path& dir, std::string_view task,
                                     RankingSort sort);
 nlohmann::json snapshot_to_json(const RankingsSnapshot& snapshot);

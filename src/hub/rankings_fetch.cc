@@ -70,4 +70,25 @@ Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task
   return snapshot;
 }
 
+Result<CurrentRankings> current_rankings(HubClient& client, const std::filesystem::path& dir,
+                                         std::string_view task, RankingSort sort, std::size_t limit,
+                                         std::chrono::system_clock::time_point now) {
+  auto fetched = fetch_rankings(client, task, sort, limit, now);
+  if (fetched.ok()) {
+    CANRUN_RETURN_IF_ERROR(write_snapshot(dir, *fetched));
+    return CurrentRankings{std::move(fetched).value(), true, std::chrono::seconds(0), ""};
+  }
+  const ErrorCode code = fetched.error().code();
+  if (code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) return fetched.error();
+  auto snapshot = read_snapshot(dir, task, sort);
+  if (!snapshot.ok()) {
+    return Error(code, fmt::format("{}; and no snapshot to fall back on: {}",
+                                   fetched.error().message(), snapshot.error().message()));
+  }
+  const auto age =
+      std::chrono::duration_cast<std::chrono::seconds>(now - *parse_utc(snapshot->fetched_at));
+  if (snapshot->models.size() > limit) snapshot->models.resize(limit);
+  return CurrentRankings{std::move(snapshot).value(), false, age, fetched.error().message()};
+}
+
 }  // namespace canrun::hub
