@@ -16,6 +16,7 @@ apt_packages=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev libboost-dev
+  clang-14 libclang-rt-14-dev
   python3 python3-venv nodejs npm
 )
 missing=()
