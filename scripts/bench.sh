@@ -12,3 +12,6 @@ echo "== ModelId::parse vs std::regex of the same rules"
 
 echo "== dataset: C++ vs pyarrow"
 .venv/bin/python bench/dataset_vs_pyarrow.py "$build_dir"
+
+echo "== canrun test harness overhead and compile-cache effect"
+.venv/bin/python bench/harness_overhead.py "$build_dir"

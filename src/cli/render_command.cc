@@ -41,14 +41,20 @@ int run_render(RenderOptions& options) {
 
 void register_render_command(const CommandRegistry& registry) {
   auto options = std::make_shared<RenderOptions>();
-  CLI::App* render = registry.root->add_subcommand("render", "Print the run.py for a model and backend (runs nothing)");
+  CLI::App* render = registry.root->add_subcommand(
+      "render", "Print the run.py for a model and backend (runs nothing)");
   render->add_option("MODEL", options->request.model, "Hub id or local folder")->required();
-  render->add_option("--backend,-b", options->backend, "Backend profile name or .toml path")->capture_default_str();
-  render->add_option("--revision", options->request.revision, "Branch, tag or commit")->capture_default_str();
-  render->add_option("--task", options->request.task, "Hub pipeline_tag of the recipe")->capture_default_str();
-  render->add_option("--tokens", options->request.new_tokens, "New tokens to generate")->capture_default_str();
-  render->add_option("--prompt", options->request.prompt, "Prompt")->capture_default_str();
-  render->callback([registry, options] { *registry.action = [options] { return run_render(*options); }; });
+  render->add_option("--backend,-b", options->backend, "Backend profile name or .toml path")
+      ->capture_default_str();
+  render->add_option("--revision", options->request.revision, "Branch, tag or commit")
+      ->capture_default_str();
+  render->add_option("--task", options->request.task, "Hub pipeline_tag of the recipe")
+      ->capture_default_str();
+  render->add_option("--tokens", options->request.new_tokens, "New tokens to generate")
+      ->capture_default_str();
+  render->add_option("--prompt", options->request.prompt, "Prompt (default: the task's)");
+  render->callback(
+      [registry, options] { *registry.action = [options] { return run_render(*options); }; });
 }
 
 }  // namespace canrun::cli

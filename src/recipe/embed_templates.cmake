@@ -1,5 +1,6 @@
 # Writes OUTPUT, a .cc defining canrun::recipe::recipe_templates() from the files in
 # TEMPLATES (recipes/<task>.py). Run at build time: a template edit rebuilds the binary.
+string(REPLACE "|" ";" TEMPLATES "${TEMPLATES}")
 set(body "")
 foreach(template ${TEMPLATES})
   get_filename_component(task "${template}" NAME_WE)

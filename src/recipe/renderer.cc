@@ -35,19 +35,49 @@ Result<std::string> fill(std::string_view text, const std::map<std::string, std:
   return out;
 }
 
+//! Replaces each {{INCLUDE _part}} with the template part recipes/_part.py (one level).
+Result<std::string> expand_includes(std::string_view text) {
+  const std::string_view marker = "{{INCLUDE ";
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t open = text.find(marker); open != std::string_view::npos;
+       open = text.find(marker, at)) {
+    const std::size_t close = text.find("}}", open);
+    if (close == std::string_view::npos)
+      return internal_error("recipe template has an unclosed {{INCLUDE");
+    const std::string_view name = text.substr(open + marker.size(), close - open - marker.size());
+    const auto part = recipe_templates().find(name);
+    if (part == recipe_templates().end() || !name.starts_with('_')) {
+      return internal_error(fmt::format("recipe template includes unknown part {}", name));
+    }
+    out.append(text.substr(at, open - at));
+    out.append(part->second);
+    at = close + 2;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
   std::vector<std::string> tasks;
-  for (const auto& [task, text] : recipe_templates()) tasks.emplace_back(task);
+  for (const auto& [task, text] : recipe_templates()) {
+    if (!task.starts_with('_')) tasks.emplace_back(task);
+  }
   return tasks;
+}
+
+std::string default_prompt(std::string_view task) {
+  return task == "image-text-to-text" ? "Describe this image in one sentence."
+                                      : "The capital of France is";
 }
 
 Result<std::string> render_recipe(const RecipeRequest& request,
                                   const backend::BackendProfile& profile) {
   const auto& templates = recipe_templates();
   const auto found = templates.find(request.task);
-  if (found == templates.end()) {
+  if (found == templates.end() || request.task.starts_with('_')) {
     return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
                                         quote_for_message(request.task),
                                         fmt::join(recipe_tasks(), ", ")));
@@ -75,14 +105,17 @@ Result<std::string> render_recipe(const RecipeRequest& request,
   CANRUN_ASSIGN_OR_RETURN(values["IMPORTS"], python_string_list(profile.imports));
   CANRUN_ASSIGN_OR_RETURN(values["PEAK_MEMORY"], literal("peak_memory", profile.peak_memory));
   CANRUN_ASSIGN_OR_RETURN(values["PACKAGES"], python_string_list(profile.packages));
-  CANRUN_ASSIGN_OR_RETURN(values["PROMPT"], literal("prompt", request.prompt));
+  CANRUN_ASSIGN_OR_RETURN(
+      values["PROMPT"],
+      literal("prompt", request.prompt.empty() ? default_prompt(request.task) : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
   values["MODEL_ID"] = docstring_text(request.model_id);
   values["BACKEND_DESCRIPTION"] = docstring_text(
       profile.description.empty() ? profile.name
                                   : fmt::format("{} ({})", profile.description, profile.name));
   values["CANRUN_VERSION"] = docstring_text(kCanrunVersion);
-  return fill(found->second, values);
+  CANRUN_ASSIGN_OR_RETURN(std::string expanded, expand_includes(found->second));
+  return fill(expanded, values);
 }
 
 }  // namespace canrun::recipe

@@ -1,7 +1,8 @@
 // Renders run.py (SPEC.md §6) for one model, task and backend profile from the templates in
-// recipes/<task>.py, which are compiled into the binary. Placeholders {{NAME}} become Python
-// literals (python_literal.h) or, in the docstring, sanitised text; a template placeholder
-// left unfilled is an internal error, never silently kept.
+// recipes/<task>.py, which are compiled into the binary; {{INCLUDE _part}} pulls in the shared
+// parts recipes/_part.py, so each rendered script stays one self-contained file. Placeholders
+// {{NAME}} become Python literals (python_literal.h) or, in the docstring, sanitised text; a
+// template placeholder left unfilled is an internal error, never silently kept.
 //
 // Thread safety: free functions over immutable data.
 #pragma once
@@ -14,15 +15,17 @@
 
 namespace canrun::recipe {
 
-inline constexpr const char* kDefaultPrompt = "The capital of France is";
 inline constexpr int kDefaultNewTokens = 32;
+
+//! The prompt a task's recipe uses unless one is given.
+std::string default_prompt(std::string_view task);
 
 struct RecipeRequest {
   std::string model;     //!< what from_pretrained gets: a Hub id or a local folder
   std::string model_id;  //!< the Hub id the script is about (for its docstring)
   std::string revision = "main";
   std::string task = "text-generation";
-  std::string prompt = kDefaultPrompt;
+  std::string prompt;  //!< empty: default_prompt(task)
   int new_tokens = kDefaultNewTokens;
 };
 

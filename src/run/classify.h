@@ -22,13 +22,16 @@ struct Classification {
 //! (torch's OutOfMemoryError, "CUDA out of memory", the Neuron runtime's allocation failures,
 //! MemoryError); FAIL_LOAD / FAIL_COMPILE / FAIL_RUNTIME by the stage of a reported failure;
 //! CRASH for a signal or an exit without a result line.
-std::optional<Classification> classify(const ProcessOutcome& outcome, const std::optional<RunReport>& report);
+std::optional<Classification> classify(const ProcessOutcome& outcome,
+                                       const std::optional<RunReport>& report);
 
 //! The last `max_lines` lines of a traceback or log, at most `max_bytes`.
-std::string useful_tail(std::string_view text, std::size_t max_lines = 40, std::size_t max_bytes = 16384);
+std::string useful_tail(std::string_view text, std::size_t max_lines = 40,
+                        std::size_t max_bytes = 16384);
 
 //! The last line that names the error ("RuntimeError: ..."), with hex addresses, numbers,
 //! quoted and absolute paths and temp names replaced, prefixed by the exception type chain.
-std::string error_signature(std::string_view error_text, const std::vector<std::string>& error_types);
+std::string error_signature(std::string_view error_text,
+                            const std::vector<std::string>& error_types);
 
 }  // namespace canrun::run

@@ -34,7 +34,8 @@ TEST(ResultLineTest, TakesTheLastResultLine) {
   auto report = parse_result_line(
       "noise\nCANRUN_RESULT {\"ok\": false}\nmore noise CANRUN_RESULT {\"ok\": false}\n"
       "CANRUN_RESULT {\"ok\": true, \"stage\": \"done\", \"tokens\": [1, 2, 3], \"text\": \"hi\", "
-      "\"load_s\": 1.5, \"peak_device_memory_bytes\": 1024, \"versions\": {\"torch\": \"2.13.0\"}}\n");
+      "\"load_s\": 1.5, \"peak_device_memory_bytes\": 1024, \"versions\": {\"torch\": "
+      "\"2.13.0\"}}\n");
   ASSERT_TRUE(report.ok());
   ASSERT_TRUE(report->has_value());
   EXPECT_TRUE((*report)->ok);
@@ -47,19 +48,25 @@ TEST(ResultLineTest, TakesTheLastResultLine) {
 
 TEST(ClassifyTest, StagesAndOom) {
   EXPECT_FALSE(classify(exited(0), succeeded()).has_value());
-  EXPECT_EQ(classify(exited(1), failed("load", {"ValueError"}, "ValueError: unknown model type"))->result,
-            VerdictResult::kFailLoad);
-  EXPECT_EQ(classify(exited(1), failed("compile", {"BackendCompilerFailed", "RuntimeError"}, "x"))->result,
+  EXPECT_EQ(
+      classify(exited(1), failed("load", {"ValueError"}, "ValueError: unknown model type"))->result,
+      VerdictResult::kFailLoad);
+  EXPECT_EQ(classify(exited(1), failed("compile", {"BackendCompilerFailed", "RuntimeError"}, "x"))
+                ->result,
             VerdictResult::kFailCompile);
   EXPECT_EQ(classify(exited(1), failed("generate", {"RuntimeError"}, "RuntimeError: boom"))->result,
             VerdictResult::kFailRuntime);
-  EXPECT_EQ(classify(exited(1), failed("compile", {"BackendCompilerFailed", "OutOfMemoryError"}, "x"))->result,
-            VerdictResult::kFailOom);
+  EXPECT_EQ(
+      classify(exited(1), failed("compile", {"BackendCompilerFailed", "OutOfMemoryError"}, "x"))
+          ->result,
+      VerdictResult::kFailOom);
+  EXPECT_EQ(
+      classify(exited(1), failed("generate", {"RuntimeError"},
+                                 "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"))
+          ->result,
+      VerdictResult::kFailOom);
   EXPECT_EQ(classify(exited(1), failed("generate", {"RuntimeError"},
-                                       "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"))
-                ->result,
-            VerdictResult::kFailOom);
-  EXPECT_EQ(classify(exited(1), failed("generate", {"RuntimeError"}, "RuntimeError: NRT: Failed to allocate 1 GiB"))
+                                       "RuntimeError: NRT: Failed to allocate 1 GiB"))
                 ->result,
             VerdictResult::kFailOom);
 }

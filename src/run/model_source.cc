@@ -28,7 +28,8 @@ std::string local_id(const fs::path& folder) {
 
 fs::path hf_hub_cache() {
   if (const char* env = std::getenv("HF_HUB_CACHE"); env != nullptr && *env != '\0') return env;
-  if (const char* env = std::getenv("HF_HOME"); env != nullptr && *env != '\0') return fs::path(env) / "hub";
+  if (const char* env = std::getenv("HF_HOME"); env != nullptr && *env != '\0')
+    return fs::path(env) / "hub";
   const char* home = std::getenv("HOME");
   return fs::path(home != nullptr ? home : "/") / ".cache" / "huggingface" / "hub";
 }
@@ -59,16 +60,18 @@ Result<ModelSource> resolve_model(std::string_view model, std::string_view revis
           id.str(), parsed_revision.str(), repo.string(), parsed_revision.str(), id.str()));
     }
     commit = std::string(*ref);
-    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back())))
+      commit.pop_back();
     auto as_revision = Revision::parse(commit);
     if (!as_revision.ok() || !as_revision->is_commit()) {
-      return corrupt(fmt::format("{}: refs/{} does not hold a commit", repo.string(), parsed_revision.str()));
+      return corrupt(
+          fmt::format("{}: refs/{} does not hold a commit", repo.string(), parsed_revision.str()));
     }
   }
   const fs::path snapshot = repo / "snapshots" / commit;
   if (!fs::is_regular_file(snapshot / "config.json")) {
-    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})", id.str(), commit,
-                                 snapshot.string()));
+    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})",
+                                 id.str(), commit, snapshot.string()));
   }
   ModelSource source;
   source.model_id = id.str();

@@ -13,7 +13,7 @@
 namespace canrun::run {
 
 struct ModelSource {
-  std::string model_id;  //!< Hub id, or "local/<folder name>" for a folder
+  std::string model_id;   //!< Hub id, or "local/<folder name>" for a folder
   std::string load_from;  //!< what from_pretrained gets: the Hub id, or the folder's path
   std::string revision;   //!< commit when known, else the branch or tag asked for
   std::optional<std::string> commit;

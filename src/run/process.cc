@@ -60,9 +60,11 @@ class PosixLauncher final : public ProcessLauncher {
 Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
   if (spec.argv.empty()) return invalid_argument("no command to run");
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return io_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return io_error(fmt::format("pipe: {}", std::strerror(errno)));
   Fd out_read{out_pipe[0]}, out_write{out_pipe[1]};
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return io_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0)
+    return io_error(fmt::format("pipe: {}", std::strerror(errno)));
   Fd err_read{err_pipe[0]}, err_write{err_pipe[1]};
 
   posix_spawn_file_actions_t actions;
@@ -80,7 +82,8 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
   posix_spawnattr_setsigmask(&attributes, &no_signals);
   posix_spawnattr_setsigdefault(&attributes, &default_signals);
   posix_spawnattr_setpgroup(&attributes, 0);  // its own process group
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<std::string> env_entries;
   for (const auto& [key, value] : spec.env) env_entries.push_back(key + "=" + value);
@@ -110,7 +113,8 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
 
   const auto started = Clock::now();
   pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
+  const int spawned =
+      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {
@@ -210,7 +214,8 @@ std::map<std::string, std::string> current_environment() {
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text = *entry;
     const auto equals = text.find('=');
-    if (equals != std::string_view::npos) env[std::string(text.substr(0, equals))] = std::string(text.substr(equals + 1));
+    if (equals != std::string_view::npos)
+      env[std::string(text.substr(0, equals))] = std::string(text.substr(equals + 1));
   }
   return env;
 }

@@ -42,7 +42,7 @@ struct ProcessOutcome {
   std::size_t stderr_bytes = 0;
   double wall_s = 0;
   double timeout_s = 0;  //!< the limit it ran under
-  int pgid = 0;  //!< its process group, gone when run() returns
+  int pgid = 0;          //!< its process group, gone when run() returns
 };
 
 class ProcessLauncher {

@@ -31,7 +31,8 @@ TEST(ProcessTest, CapturesOutputExitCodeEnvAndFolder) {
   ASSERT_TRUE(outcome.ok()) << outcome.error().message();
   EXPECT_EQ(outcome->exit_code, 3);
   EXPECT_FALSE(outcome->term_signal.has_value());
-  EXPECT_EQ(outcome->stdout_tail, "out\nhello \"world\"\n" + std::filesystem::temp_directory_path().string() + "\n");
+  EXPECT_EQ(outcome->stdout_tail,
+            "out\nhello \"world\"\n" + std::filesystem::temp_directory_path().string() + "\n");
   EXPECT_EQ(outcome->stderr_tail, "err\n");
 }
 

@@ -40,13 +40,15 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
       report.tokens.push_back(token.get<std::int64_t>());
     }
   }
-  if (json.contains("text") && json["text"].is_string()) report.text = json["text"].get<std::string>();
+  if (json.contains("text") && json["text"].is_string())
+    report.text = json["text"].get<std::string>();
   report.load_s = number(json, "load_s");
   report.compile_s = number(json, "compile_s");
   report.generate_s = number(json, "generate_s");
   report.ttft_s = number(json, "ttft_s");
   report.decode_tokens_per_s = number(json, "decode_tokens_per_s");
-  if (json.contains("peak_device_memory_bytes") && json["peak_device_memory_bytes"].is_number_integer()) {
+  if (json.contains("peak_device_memory_bytes") &&
+      json["peak_device_memory_bytes"].is_number_integer()) {
     report.peak_device_memory_bytes = json["peak_device_memory_bytes"].get<std::int64_t>();
   }
   if (json.contains("versions") && json["versions"].is_object()) {
@@ -54,7 +56,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
       if (version.is_string()) report.versions[name] = version.get<std::string>();
     }
   }
-  if (json.contains("error") && json["error"].is_string()) report.error = json["error"].get<std::string>();
+  if (json.contains("error") && json["error"].is_string())
+    report.error = json["error"].get<std::string>();
   if (json.contains("error_types") && json["error_types"].is_array()) {
     for (const auto& name : json["error_types"]) {
       if (name.is_string()) report.error_types.push_back(name.get<std::string>());

@@ -55,10 +55,11 @@ Result<Stack> probe_stack(const std::string& python, const backend::BackendProfi
   spec.env = current_environment();
   spec.timeout = std::chrono::seconds(60);
   auto outcome = launcher.run(spec);
-  if (!outcome.ok()) return outcome.error().with_context(fmt::format("probing the stack of {}", python));
+  if (!outcome.ok())
+    return outcome.error().with_context(fmt::format("probing the stack of {}", python));
   if (outcome->exit_code != 0) {
-    return not_found(fmt::format("the stack's Python {} failed to report its packages: {}", quote_for_message(python),
-                                 outcome->stderr_tail.substr(0, 500)));
+    return not_found(fmt::format("the stack's Python {} failed to report its packages: {}",
+                                 quote_for_message(python), outcome->stderr_tail.substr(0, 500)));
   }
   const auto json = nlohmann::json::parse(outcome->stdout_tail, nullptr, false);
   if (!json.is_object()) return corrupt("the stack probe printed no JSON object");
@@ -69,13 +70,15 @@ Result<Stack> probe_stack(const std::string& python, const backend::BackendProfi
   }
   const auto compiler = stack.versions.find(profile.compiler_package);
   if (compiler == stack.versions.end()) {
-    return not_found(fmt::format("the stack's Python {} has no {} (the {} backend's compiler); install it there",
-                                 python, profile.compiler_package, profile.name));
+    return not_found(
+        fmt::format("the stack's Python {} has no {} (the {} backend's compiler); install it there",
+                    python, profile.compiler_package, profile.name));
   }
   stack.compiler_version = compiler->second;
   const auto library = stack.versions.find("transformers");
   if (library == stack.versions.end()) {
-    return not_found(fmt::format("the stack's Python {} has no transformers; install it there", python));
+    return not_found(
+        fmt::format("the stack's Python {} has no transformers; install it there", python));
   }
   stack.library_version = library->second;
   return stack;

@@ -13,7 +13,7 @@
 namespace canrun::run {
 
 struct Stack {
-  std::string python;  //!< the interpreter that runs run.py
+  std::string python;                           //!< the interpreter that runs run.py
   std::map<std::string, std::string> versions;  //!< "python", "torch", "transformers", ...
   std::string compiler_version;
   std::string library_version;  //!< transformers

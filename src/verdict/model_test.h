@@ -1,7 +1,10 @@
 // One test of one model on one backend, end to end (SPEC.md §6, §7): find the checkpoint,
-// ask the stack for its versions, render run.py, get the CPU reference (from the store, or by
-// running the reference recipe once), run the recipe under supervision, classify, verify the
-// tokens, and produce the dataset row.
+// ask the stack for its versions, render run.py, run it under supervision and classify how it
+// ended; when it generated tokens, get the CPU reference (from the store, or by running the
+// reference recipe once) and verify them; produce the dataset row. A failure of the backend
+// run is its verdict whatever the reference would do (an architecture unknown to this
+// transformers is FAIL_LOAD); REFERENCE_FAIL is for a backend run that worked but whose
+// reference could not be computed.
 //
 // Thread safety: run_model_test may be called from several threads at once (a campaign)
 // provided each call has its own run folder; the reference store and compile caches are
@@ -22,14 +25,14 @@ struct TestRequest {
   std::string model;  //!< Hub id (found in the HF cache) or a local folder
   std::string revision = "main";
   std::string task = "text-generation";
-  std::string backend = "cpu";                   //!< profile name or .toml path
+  std::string backend = "cpu";                  //!< profile name or .toml path
   std::string reference_backend = "reference";  //!< the CPU reference's profile
-  std::string prompt;                            //!< empty: the recipe's default
+  std::string prompt;                           //!< empty: the recipe's default
   int new_tokens = 32;
   std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
   std::string python;                  //!< the stack's Python; empty: run::default_python()
-  std::filesystem::path cache_dir;     //!< references and compile caches; empty: default_cache_dir()
-  std::filesystem::path work_dir;      //!< where run folders go; empty: cache_dir/runs
+  std::filesystem::path cache_dir;  //!< references and compile caches; empty: default_cache_dir()
+  std::filesystem::path work_dir;   //!< where run folders go; empty: cache_dir/runs
 };
 
 struct TestOutcome {

@@ -50,6 +50,7 @@ struct TokenMatch {
   int match_tokens = 0;
   bool identical = false;
 };
-TokenMatch compare_tokens(const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& reference);
+TokenMatch compare_tokens(const std::vector<std::int64_t>& tokens,
+                          const std::vector<std::int64_t>& reference);
 
 }  // namespace canrun::verify
