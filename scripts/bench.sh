@@ -15,3 +15,7 @@ echo "== dataset: C++ vs pyarrow"
 
 echo "== canrun test harness overhead and compile-cache effect"
 .venv/bin/python bench/harness_overhead.py "$build_dir"
+
+echo "== planner: 10,000 models from cached facts vs reading one safetensors header"
+.venv/bin/python tests/fixtures/build_models.py .cache/fixtures --only smollm2
+"$build_dir/bench_plan" "$(ls .cache/fixtures/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct/snapshots/*/model.safetensors)"

@@ -10,7 +10,12 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
+//! Bytes for the explanation: GiB for model-sized numbers, MiB or KiB for small fixtures.
+std::string gib(double bytes) {
+  if (bytes >= kGiB / 4) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024 * 1024));
+  return fmt::format("{:.1f} KiB", bytes / 1024);
+}
 
 bool divides(std::optional<std::int64_t> count, int degree) {
   return count && *count > 0 && *count % degree == 0;

@@ -7,6 +7,7 @@
 #include "core/atomic_file.h"
 #include "core/model_id.h"
 #include "core/text.h"
+#include "hub/hf_cache.h"
 
 namespace canrun::run {
 namespace {
@@ -26,14 +27,6 @@ std::string local_id(const fs::path& folder) {
 
 }  // namespace
 
-fs::path hf_hub_cache() {
-  if (const char* env = std::getenv("HF_HUB_CACHE"); env != nullptr && *env != '\0') return env;
-  if (const char* env = std::getenv("HF_HOME"); env != nullptr && *env != '\0')
-    return fs::path(env) / "hub";
-  const char* home = std::getenv("HOME");
-  return fs::path(home != nullptr ? home : "/") / ".cache" / "huggingface" / "hub";
-}
-
 Result<ModelSource> resolve_model(std::string_view model, std::string_view revision) {
   CANRUN_ASSIGN_OR_RETURN(Revision parsed_revision, Revision::parse(revision));
   const fs::path as_folder(model);
@@ -49,36 +42,24 @@ Result<ModelSource> resolve_model(std::string_view model, std::string_view revis
     return source;
   }
   CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(model));
-  const fs::path repo = hf_hub_cache() / id.cache_folder_name();
-  std::string commit = parsed_revision.str();
-  if (!parsed_revision.is_commit()) {
-    auto ref = read_file(repo / "refs" / parsed_revision.str());
-    if (!ref.ok()) {
-      return not_found(fmt::format(
-          "{} at {} is not in the Hugging Face cache ({} has no refs/{}); download it first, e.g. "
-          "`hf download {}`",
-          id.str(), parsed_revision.str(), repo.string(), parsed_revision.str(), id.str()));
-    }
-    commit = std::string(*ref);
-    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back())))
-      commit.pop_back();
-    auto as_revision = Revision::parse(commit);
-    if (!as_revision.ok() || !as_revision->is_commit()) {
-      return corrupt(
-          fmt::format("{}: refs/{} does not hold a commit", repo.string(), parsed_revision.str()));
-    }
+  const hub::HfCache cache = hub::HfCache::from_environment();
+  const auto commit = cache.commit_of(id, parsed_revision);
+  if (!commit) {
+    return not_found(fmt::format(
+        "{} at {} is not in the Hugging Face cache ({} has no refs/{}); download it first, e.g. `hf download {}`",
+        id.str(), parsed_revision.str(), cache.repo_dir(id).string(), parsed_revision.str(), id.str()));
   }
-  const fs::path snapshot = repo / "snapshots" / commit;
-  if (!fs::is_regular_file(snapshot / "config.json")) {
-    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})",
-                                 id.str(), commit, snapshot.string()));
+  const auto snapshot = cache.snapshot_dir(id, parsed_revision);
+  if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) {
+    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})", id.str(), *commit,
+                                 cache.repo_dir(id).string()));
   }
   ModelSource source;
   source.model_id = id.str();
   source.load_from = id.str();
-  source.revision = commit;
-  source.commit = commit;
-  source.folder = snapshot;
+  source.revision = *commit;
+  source.commit = *commit;
+  source.folder = *snapshot;
   source.from_hf_cache = true;
   return source;
 }

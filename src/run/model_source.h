@@ -1,6 +1,5 @@
 // Where a model's files come from for a test: a local folder, or the local Hugging Face cache
-// (the HF_HOME layout huggingface_hub and transformers share: hub/models--org--name/ with
-// refs/<branch> → commit and snapshots/<commit>/).
+// (hub::HfCache: the layout huggingface_hub and transformers share).
 #pragma once
 
 #include <filesystem>
@@ -20,9 +19,6 @@ struct ModelSource {
   std::filesystem::path folder;  //!< the files on disk
   bool from_hf_cache = false;    //!< run with HF_HUB_OFFLINE=1: the cache has it all
 };
-
-//! The hub cache folder: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
-std::filesystem::path hf_hub_cache();
 
 //! `model` is a folder (holding config.json) or a Hub id found in the HF cache at `revision`.
 //! kNotFound says where it looked; kInvalidArgument for a malformed id or revision.

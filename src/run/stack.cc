@@ -44,12 +44,9 @@ std::string default_python() {
   return "python3";
 }
 
-Result<Stack> probe_stack(const std::string& python, const backend::BackendProfile& profile,
-                          ProcessLauncher& launcher) {
-  std::vector<std::string> names = profile.packages;
-  for (const std::string& needed : {profile.compiler_package, std::string("transformers")}) {
-    if (std::find(names.begin(), names.end(), needed) == names.end()) names.push_back(needed);
-  }
+Result<std::map<std::string, std::string>> probe_versions(const std::string& python,
+                                                          const std::vector<std::string>& names,
+                                                          ProcessLauncher& launcher) {
   ProcessSpec spec;
   spec.argv = {python, "-c", kProbe, nlohmann::json(names).dump()};
   spec.env = current_environment();
@@ -63,11 +60,22 @@ Result<Stack> probe_stack(const std::string& python, const backend::BackendProfi
   }
   const auto json = nlohmann::json::parse(outcome->stdout_tail, nullptr, false);
   if (!json.is_object()) return corrupt("the stack probe printed no JSON object");
+  std::map<std::string, std::string> versions;
+  for (const auto& [name, version] : json.items()) {
+    if (version.is_string()) versions[name] = version.get<std::string>();
+  }
+  return versions;
+}
+
+Result<Stack> probe_stack(const std::string& python, const backend::BackendProfile& profile,
+                          ProcessLauncher& launcher) {
+  std::vector<std::string> names = profile.packages;
+  for (const std::string& needed : {profile.compiler_package, std::string("transformers")}) {
+    if (std::find(names.begin(), names.end(), needed) == names.end()) names.push_back(needed);
+  }
   Stack stack;
   stack.python = python;
-  for (const auto& [name, version] : json.items()) {
-    if (version.is_string()) stack.versions[name] = version.get<std::string>();
-  }
+  CANRUN_ASSIGN_OR_RETURN(stack.versions, probe_versions(python, names, launcher));
   const auto compiler = stack.versions.find(profile.compiler_package);
   if (compiler == stack.versions.end()) {
     return not_found(

@@ -27,6 +27,11 @@ struct Stack {
 //! executable's folder (.venv/bin/python), else python3 on PATH.
 std::string default_python();
 
+//! The installed versions of `names` in `python` (missing ones are left out), and "python".
+Result<std::map<std::string, std::string>> probe_versions(const std::string& python,
+                                                          const std::vector<std::string>& names,
+                                                          ProcessLauncher& launcher);
+
 //! Asks `python` for the versions of the profile's packages (importlib.metadata, no imports).
 //! kNotFound when the compiler's package or transformers is not installed there, naming it.
 Result<Stack> probe_stack(const std::string& python, const backend::BackendProfile& profile,
