@@ -66,13 +66,11 @@ std::string resolve_url(const HubConfig& config, const ModelId& id, std::string_
 Result<FileSlice> HubCheckpointFiles::read(std::string_view file, std::uint64_t offset,
                                            std::uint64_t length) {
   CANRUN_RETURN_IF_ERROR(check_repo_filename(file));
-  auto slice =
-      client_.get_range(resolve_url(client_.config(), id_, revision_, file), offset, length);
-  if (!slice.ok()) {
-    // Asking past the end answers 416; the caller wants "no more bytes", as from a local file.
-    return slice.error();
-  }
-  return FileSlice{std::move(slice->bytes), slice->file_size};
+  // An empty file answers 416 (kCorrupt, "file too short"): no header can be in it.
+  CANRUN_ASSIGN_OR_RETURN(
+      auto slice,
+      client_.get_range(resolve_url(client_.config(), id_, revision_, file), offset, length));
+  return FileSlice{std::move(slice.bytes), slice.file_size};
 }
 
 Result<SafetensorsHeader> read_safetensors_header(CheckpointFiles& files, std::string_view file) {

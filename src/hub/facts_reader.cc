@@ -60,7 +60,17 @@ Result<ModelFacts> fetch_model_info(HubClient& client, const ModelId& id,
 Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, const ModelId& id,
                                      const Revision& revision) {
   if (client.config().offline) return cached_model_facts(cache, id, revision);
-  CANRUN_ASSIGN_OR_RETURN(ModelFacts facts, fetch_model_info(client, id, revision));
+  auto info = fetch_model_info(client, id, revision);
+  if (!info.ok() && (info.error().code() == ErrorCode::kUnavailable ||
+                     info.error().code() == ErrorCode::kTimeout)) {
+    // As huggingface_hub does: the Hub out of reach, what the cache holds still answers.
+    auto cached = cached_model_facts(cache, id, revision);
+    if (!cached.ok()) return info.error();
+    log::warning("{}; using the HF cache", info.error().message());
+    return cached;
+  }
+  if (!info.ok()) return info.error();
+  ModelFacts facts = std::move(info).value();
   const Revision pinned = facts.sha.empty() ? revision : *Revision::parse(facts.sha);
   if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
     // Asked by the revision the user named, so that refs/<revision> is written as

@@ -19,7 +19,8 @@ namespace canrun::hub {
 Result<ModelFacts> fetch_model_info(HubClient& client, const ModelId& id, const Revision& revision);
 
 //! Everything: model info, then config.json (cached in the HF cache) and the safetensors
-//! headers at the commit the info names. Offline, falls back to cached_model_facts.
+//! headers at the commit the info names. Offline, or when the Hub cannot be reached, the
+//! facts come from the HF cache (cached_model_facts).
 Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, const ModelId& id,
                                      const Revision& revision);
 

@@ -111,8 +111,10 @@ Result<HttpResponse> HubClient::get(std::string_view url_or_path,
           response.error().code() != ErrorCode::kTimeout) {
         return response.error();
       }
+      // A Hub that cannot be reached at all is tried twice, not max_attempts times: callers
+      // fall back to what is on disk, and should not wait long for it.
       last_problem = response.error().message();
-      if (attempt == config_.max_attempts) return response.error();
+      if (attempt >= std::min(2, config_.max_attempts)) return response.error();
     } else {
       const long status = response->status;
       if ((status >= 200 && status < 300) || status == 304) return response;

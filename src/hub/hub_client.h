@@ -54,7 +54,7 @@ class HubClient {
   Result<HttpResponse> get(std::string_view url_or_path,
                            std::vector<std::pair<std::string, std::string>> headers = {});
 
-  //! GET and parse a JSON answer; malformed JSON is kCorrupt naming the URL.
+  //! GET and return the body (the caller parses it and names the URL in its errors).
   Result<std::string> get_text(std::string_view url_or_path);
 
   //! Bytes [offset, offset+length) of a repo file and the file's full size (Content-Range).

@@ -67,12 +67,17 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
   }
   // Multimodal configs keep the language model's numbers under text_config.
   const json* numbers = &config;
-  if (const auto text = config.find("text_config");
-      text != config.end() && text->is_object() && !config.contains("num_attention_heads")) {
+  if (const auto text = config.find("text_config"); text != config.end() && text->is_object() &&
+                                                    !config.contains("num_attention_heads") &&
+                                                    !config.contains("n_head")) {
     numbers = &*text;
   }
-  CANRUN_RETURN_IF_ERROR(
-      read_count(*numbers, where, "num_attention_heads", facts.num_attention_heads));
+  // Older configs name the head count as transformers' attribute_map aliases do (GPT-2: n_head).
+  for (const char* field : {"num_attention_heads", "n_head", "num_heads", "n_heads"}) {
+    if (!numbers->contains(field)) continue;
+    CANRUN_RETURN_IF_ERROR(read_count(*numbers, where, field, facts.num_attention_heads));
+    break;
+  }
   CANRUN_RETURN_IF_ERROR(
       read_count(*numbers, where, "num_key_value_heads", facts.num_key_value_heads));
   for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {

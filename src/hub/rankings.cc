@@ -268,7 +268,7 @@ std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view 
 
 std::string describe_age(std::chrono::seconds age) {
   const long long total = age.count();
-  if (total < 0) return "in the future";
+  if (total < 0) return "0 s (fetched_at is in the future)";
   if (total < 60) return fmt::format("{} s", total);
   if (total < 3600) return fmt::format("{} min", total / 60);
   if (total < 86'400) return fmt::format("{} h {} min", total / 3600, total % 3600 / 60);
