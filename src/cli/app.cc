@@ -76,6 +76,7 @@ int run(int argc, char** argv) {
   CommandAction action;
   CommandRegistry registry{&app, &action};
   register_dataset_command(registry);
+  register_serve_command(registry);
 
   if (const auto unknown = unknown_command(app, argc, argv)) {
     log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(*unknown));

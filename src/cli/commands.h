@@ -17,5 +17,6 @@ struct CommandRegistry {
 };
 
 void register_dataset_command(const CommandRegistry& registry);
+void register_serve_command(const CommandRegistry& registry);
 
 }  // namespace canrun::cli
