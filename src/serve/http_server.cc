@@ -111,7 +111,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       HttpResponse response =
           json_error(405, fmt::format("method {} is not allowed; use GET", quote_method(method)));
       response.headers.emplace_back("Allow", "GET, HEAD");
-      send(std::move(response), method, version, keep_alive);
+      send(std::move(response), method, version, /*keep_alive=*/false);
       return;
     }
     HttpRequest parsed;
