@@ -12,3 +12,6 @@ echo "== ModelId::parse vs std::regex of the same rules"
 
 echo "== dataset: C++ vs pyarrow"
 .venv/bin/python bench/dataset_vs_pyarrow.py "$build_dir"
+
+echo "== canrun serve vs http.server+pandas and nginx (wrk, 30 s each)"
+.venv/bin/python bench/serve_vs_baselines.py "$build_dir"

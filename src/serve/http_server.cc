@@ -146,30 +146,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return nlohmann::json(method).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   }
 
+  // The body is sent from the response's shared buffer (a cached answer is not copied): the
+  // span points into `body`, which the write's handler keeps alive.
+  using Message = http::response<http::span_body<const char>>;
+
   void send(HttpResponse response, const std::string& method, unsigned version, bool keep_alive) {
-    auto message = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(response.status), version);
+    auto body = response.body ? response.body : std::make_shared<const std::string>();
+    auto message = std::make_shared<Message>(static_cast<http::status>(response.status), version);
     message->set(http::field::server, "canrun");
     message->set(http::field::content_type, response.content_type);
     for (auto& [name, value] : response.headers) message->set(name, value);
     message->keep_alive(keep_alive);
-    const std::size_t length = response.body ? response.body->size() : 0;
-    if (method != "HEAD" && response.body) message->body() = *response.body;
-    message->content_length(length);
+    message->content_length(body->size());
     if (method == "HEAD") {
-      // Beast would size the empty body as 0; write the head only, with the real length.
-      auto serializer = std::make_shared<http::response_serializer<http::string_body>>(*message);
+      // Only the head, with the length the body would have.
+      auto serializer =
+          std::make_shared<http::response_serializer<http::span_body<const char>>>(*message);
       http::async_write_header(
           stream_, *serializer,
           [self = shared_from_this(), message, serializer, keep_alive](
               beast::error_code error, std::size_t) { self->after_write(error, keep_alive); });
       return;
     }
+    message->body() = boost::beast::span<const char>(body->data(), body->size());
     http::async_write(
         stream_, *message,
-        [self = shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
-          self->after_write(error, keep_alive);
-        });
+        [self = shared_from_this(), message, body, keep_alive](
+            beast::error_code error, std::size_t) { self->after_write(error, keep_alive); });
   }
 
   void after_write(beast::error_code error, bool keep_alive) {

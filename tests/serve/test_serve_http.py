@@ -146,6 +146,12 @@ def test_page_assets_have_etags_gzip_and_keep_alive(space):
     again = raw(space, b"GET /app.js HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag +
                 b"\r\nConnection: close\r\n\r\n")
     assert status_of(again) == 304
+    head = raw(space, b"HEAD /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    full = raw(space, b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head_fields, _, head_body = head.partition(b"\r\n\r\n")
+    assert status_of(head) == 200 and head_body == b""
+    full_body = full.partition(b"\r\n\r\n")[2]
+    assert b"Content-Length: %d\r\n" % len(full_body) in head_fields + b"\r\n"
     status, headers, body = space.get("/model/Qwen/Qwen3-0.6B")
     assert status == 200 and b'<div id="app"' in body
     assert "script-src 'self'" in headers["Content-Security-Policy"]
