@@ -1,13 +1,14 @@
-// Boost.Beast implementation of HttpServer: one io_context run by a few worker threads, one
-// strand per connection, every read under a deadline.
+// Boost.Beast implementation of HttpServer: one io_context per worker thread (no locks shared
+// between workers, like nginx's worker processes), connections handed out round-robin by the
+// acceptor, every read under a deadline.
 #include "serve/http_server.h"
 
 #include <fmt/format.h>
 
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
@@ -62,7 +63,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   //! Answers 503 to a connection over the cap, then closes it.
   void refuse() {
     ++state_->rejected;
-    send(json_error(503, "the server is at its connection limit; try again"), "GET", 11, false);
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->send(json_error(503, "the server is at its connection limit; try again"), "GET", 11,
+                 false);
+    });
   }
 
  private:
@@ -199,8 +203,8 @@ class BeastServer final : public HttpServer {
  public:
   BeastServer(const ServerLimits& limits, HttpHandler handler)
       : state_(std::make_shared<ServerState>()),
-        io_(static_cast<int>(thread_count(limits))),
-        acceptor_(net::make_strand(io_)) {
+        io_(make_contexts(thread_count(limits))),
+        acceptor_(*io_.front()) {
     state_->limits = limits;
     state_->handler = std::move(handler);
   }
@@ -224,7 +228,11 @@ class BeastServer final : public HttpServer {
     port_ = acceptor_.local_endpoint().port();
     accept();
     const unsigned threads = thread_count(state_->limits);
-    for (unsigned idx = 0; idx < threads; ++idx) workers_.emplace_back([this] { io_.run(); });
+    for (unsigned idx = 0; idx < threads; ++idx) {
+      // A context with nothing to do yet must not return from run(): keep it busy until stop().
+      keep_running_.push_back(net::make_work_guard(*io_[idx]));
+      workers_.emplace_back([context = io_[idx].get()] { context->run(); });
+    }
     return ok_status();
   }
 
@@ -238,7 +246,8 @@ class BeastServer final : public HttpServer {
       beast::error_code ignored;
       acceptor_.close(ignored);
     });
-    io_.stop();
+    keep_running_.clear();
+    for (auto& context : io_) context->stop();
     for (auto& worker : workers_) {
       if (worker.joinable()) worker.join();
     }
@@ -249,6 +258,14 @@ class BeastServer final : public HttpServer {
     return limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
   }
 
+  static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned count) {
+    std::vector<std::unique_ptr<net::io_context>> contexts;
+    for (unsigned idx = 0; idx < count; ++idx) {
+      contexts.push_back(std::make_unique<net::io_context>(1));
+    }
+    return contexts;
+  }
+
   static Error bind_error(const std::string& host, std::uint16_t port,
                           const beast::error_code& error) {
     return io_error(fmt::format("cannot listen on {}:{}: {}", host, port, error.message()));
@@ -256,7 +273,8 @@ class BeastServer final : public HttpServer {
 
   void accept() {
     acceptor_.async_accept(
-        net::make_strand(io_), [this](beast::error_code error, tcp::socket socket) {
+        io_[next_context_++ % io_.size()]->get_executor(),
+        [this](beast::error_code error, tcp::socket socket) {
           if (error == net::error::operation_aborted || !acceptor_.is_open()) return;
           if (!error) {
             beast::error_code ignored;
@@ -276,7 +294,9 @@ class BeastServer final : public HttpServer {
   }
 
   std::shared_ptr<ServerState> state_;
-  net::io_context io_;
+  std::vector<std::unique_ptr<net::io_context>> io_;  //!< one per worker thread
+  std::size_t next_context_ = 0;                      //!< only touched by the acceptor
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
   tcp::acceptor acceptor_;
   std::vector<std::thread> workers_;
   std::uint16_t port_ = 0;

@@ -79,7 +79,7 @@ HttpResponse SpaceService::cached(const HttpRequest& request,
   const auto index = index_.load();
   CacheShard& shard = cache_[std::hash<std::string>{}(key) % kCacheShards];
   {
-    std::lock_guard lock(shard.mutex);
+    std::shared_lock lock(shard.mutex);
     if (shard.generation == generation) {
       if (auto found = shard.responses.find(key); found != shard.responses.end()) {
         return found->second;
@@ -88,7 +88,7 @@ HttpResponse SpaceService::cached(const HttpRequest& request,
   }
   HttpResponse response = compute(*index);
   if (response.status == 200 || response.status == 400 || response.status == 404) {
-    std::lock_guard lock(shard.mutex);
+    std::unique_lock lock(shard.mutex);
     if (shard.generation != generation) {
       if (shard.generation > generation) return response;
       shard.responses.clear();

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
@@ -44,7 +45,7 @@ class SpaceService {
 
  private:
   struct CacheShard {
-    std::mutex mutex;
+    std::shared_mutex mutex;  //!< shared for lookups, exclusive for inserts
     std::uint64_t generation = 0;
     std::unordered_map<std::string, HttpResponse> responses;
   };

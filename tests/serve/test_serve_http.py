@@ -312,3 +312,27 @@ def test_files_replaced_during_reloads_never_produce_an_error(canrun_bin, tmp_pa
     reloads = int(next(line.split()[1] for line in metrics.splitlines()
                        if line.startswith("canrun_index_reloads_total ")))
     assert reloads >= 2
+
+
+# --- the command's own errors --------------------------------------------------------------
+
+def test_bad_inputs_exit_2_naming_them(canrun, tmp_path, space_args):
+    result = canrun("serve", "--data", tmp_path / "missing", "--port", "0")
+    assert result.returncode == 2
+    assert "missing" in result.stderr and "does not exist" in result.stderr
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "selected.toml").write_text("[text-generation]\nmodels = [ { id = \"bad id\" } ]\n")
+    result = canrun("serve", *space_args[:2], "--catalog", catalog, "--port", "0")
+    assert result.returncode == 2
+    assert "selected.toml:2" in result.stderr
+
+
+def test_a_port_in_use_is_an_error_naming_it(canrun, space_args):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = canrun("serve", *space_args, "--port", port, "--exit-after", "5")
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
