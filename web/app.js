@@ -237,6 +237,14 @@ function verdictCell(model) {
   } else if (model.error_signature && model.status !== 'PASS') {
     cell.append(h('span', { class: 'reason' }, model.error_signature));
   }
+  // At phone width the measurement columns fold into one line under the verdict.
+  if (model.cores !== null || model.runtime_s !== null) {
+    const cores = model.cores === null ? null : `${model.cores} core${model.cores === 1 ? '' : 's'}`;
+    cell.append(h('span', { class: 'phone-meta' },
+      [cores, model.runtime_s === null ? null : formatSeconds(model.runtime_s),
+        model.peak_device_memory_bytes === null ? null : formatBytes(model.peak_device_memory_bytes)]
+        .filter(Boolean).join(' · ')));
+  }
   return cell;
 }
 
@@ -248,8 +256,8 @@ function modelsTable(data, params) {
       h('a', { href: modelUrl(model.id, { ...params, task: data.task }), 'data-nav': true, class: 'model-link' }, model.id),
       model.note ? h('span', { class: 'note' }, model.note) : null),
     verdictCell(model),
-    h('td', { class: 'num' }, model.cores ?? '—'),
-    h('td', { class: 'num' }, formatSeconds(model.runtime_s)),
+    h('td', { class: 'num col-cores' }, model.cores ?? '—'),
+    h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
     h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
     h('td', { class: 'num col-popularity' },
       data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads))));
@@ -258,8 +266,8 @@ function modelsTable(data, params) {
       h('caption', { class: 'visually-hidden' }, `${data.view} models for ${data.task}`),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
-        h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num' }, 'Cores'),
-        h('th', { scope: 'col', class: 'num', title: 'Load, compile and generate' }, 'Run time'),
+        h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+        h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
         h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'),
         h('th', { scope: 'col', class: 'num col-popularity' }, third))),
       h('tbody', {}, rows)));
@@ -368,14 +376,14 @@ function historyTable(data) {
     h('td', {}, badge(item.status),
       item.regression ? h('span', { class: 'mark regression', title: 'PASS on the previous version, not on this one' }, '▼ regression') : null,
       item.fixed ? h('span', { class: 'mark fixed', title: 'Failed on the previous version, passes on this one' }, '▲ fixed') : null),
-    h('td', { class: 'num' }, item.cores ?? '—'),
-    h('td', { class: 'num' }, formatSeconds(item.runtime_s)),
+    h('td', { class: 'num col-cores' }, item.cores ?? '—'),
+    h('td', { class: 'num col-runtime' }, formatSeconds(item.runtime_s)),
     h('td', { class: 'num col-memory' }, formatBytes(item.peak_device_memory_bytes))));
   return h('div', { class: 'table-wrap' }, h('table', { class: 'models history' },
     h('thead', {}, h('tr', {},
       h('th', { scope: 'col' }, data.stack ? data.stack.compiler : 'compiler'), h('th', { scope: 'col' }, data.stack ? data.stack.library : 'library'),
-      h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num' }, 'Cores'),
-      h('th', { scope: 'col', class: 'num' }, 'Run time'), h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'))),
+      h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+      h('th', { scope: 'col', class: 'num col-runtime' }, 'Run time'), h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'))),
     h('tbody', {}, rows)));
 }
 
