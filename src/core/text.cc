@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 namespace canrun {
+namespace {
+std::size_t valid_sequence_length(std::string_view text, std::size_t idx);
+}  // namespace
 
 std::string quote_for_message(std::string_view text, std::size_t max_chars) {
   std::string out = "\"";
@@ -36,6 +39,25 @@ std::string quote_for_message(std::string_view text, std::size_t max_chars) {
   }
   out += '"';
   if (shown < text.size()) out += fmt::format("... ({} bytes in all)", text.size());
+  return out;
+}
+
+std::string quote_for_display(std::string_view text, std::size_t max_bytes) {
+  std::string out = "\"";
+  std::size_t idx = 0;
+  while (idx < text.size() && idx < max_bytes) {
+    const std::size_t length = valid_sequence_length(text, idx);
+    if (length > 1) {
+      out.append(text.substr(idx, length));
+      idx += length;
+      continue;
+    }
+    out += quote_for_message(text.substr(idx, 1)).substr(1, std::string::npos);
+    out.pop_back();  // the closing quote quote_for_message added
+    ++idx;
+  }
+  out += '"';
+  if (idx < text.size()) out += fmt::format("... ({} bytes in all)", text.size());
   return out;
 }
 

@@ -13,6 +13,10 @@ namespace canrun {
 //! longer than `max_chars` is cut with "..." and its full length said.
 std::string quote_for_message(std::string_view text, std::size_t max_chars = 80);
 
+//! Like quote_for_message, but well-formed UTF-8 characters stay as they are (for showing
+//! generated text); control bytes, quotes, backslashes and malformed bytes are escaped.
+std::string quote_for_display(std::string_view text, std::size_t max_bytes = 200);
+
 //! Describe one byte as a user would want to read it: 'a', '"', newline (0x0a), NUL (0x00).
 std::string describe_byte(unsigned char byte);
 

@@ -29,3 +29,15 @@ TEST(Utf8Test, AcceptsWellFormedAndRefusesMalformed) {
 
 }  // namespace
 }  // namespace canrun
+
+namespace canrun {
+namespace {
+
+TEST(QuoteForDisplayTest, KeepsUtf8EscapesTheRest) {
+  EXPECT_EQ(quote_for_display("café 日本\n\"x\"\x1b"), "\"café 日本\\n\\\"x\\\"\\x1b\"");
+  EXPECT_EQ(quote_for_display("bad \xff end"), "\"bad \\xff end\"");
+  EXPECT_EQ(quote_for_display("abcdef", 3), "\"abc\"... (6 bytes in all)");
+}
+
+}  // namespace
+}  // namespace canrun

@@ -1,0 +1,111 @@
+stage = "load"  # the stage a failure is blamed on
+
+
+def emit(result):
+    print("CANRUN_RESULT " + json.dumps(result), flush=True)
+
+
+def versions():
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def peak_memory_bytes(torch):
+    if PEAK_MEMORY == "cuda":
+        return torch.cuda.max_memory_allocated()
+    if PEAK_MEMORY == "neuron":
+        neuron = getattr(torch, "neuron", None)
+        reader = getattr(neuron, "max_memory_allocated", None)
+        return reader() if reader else None
+    # Peak resident memory of this process and of the children it waited for (compile
+    # workers); ru_maxrss is in KiB on Linux.
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) * 1024
+
+
+def compile_backend():
+    if ":" not in COMPILE_BACKEND:
+        return COMPILE_BACKEND
+    module, function = COMPILE_BACKEND.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+class FirstTokenClock:
+    """A generate() streamer that notes when the first new token arrives."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.first = None
+        self.calls = 0
+
+    def put(self, value):
+        self.calls += 1
+        if self.calls == 2 and self.first is None:  # call 1 is the prompt itself
+            self.first = time.perf_counter()
+
+    def end(self):
+        pass
+
+
+def blamed_stage(error):
+    """A failure in the first compiled call is the compiler's when it comes from Dynamo or the
+    backend; otherwise it happened while generating."""
+    seen = error
+    while seen is not None:
+        name = type(seen).__name__
+        module = type(seen).__module__ or ""
+        if name == "BackendCompilerFailed" or module.startswith(("torch._dynamo", "torch._inductor")):
+            return "compile"
+        seen = seen.__cause__ or seen.__context__
+    return "generate"
+
+
+def error_chain(error):
+    names, seen = [], error
+    while seen is not None and len(names) < 10:
+        names.append(type(seen).__name__)
+        inner = getattr(seen, "inner_exception", None)
+        seen = inner or seen.__cause__ or seen.__context__
+    return names
+
+
+def generate_and_report(torch, model, inputs, tokenizer, timings):
+    """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
+    first call compiles, the second is measured) and prints the result line."""
+    global stage
+    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+                    cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0)
+    if COMPILE_BACKEND:
+        stage = "compile"
+        model.forward = torch.compile(model.forward, backend=compile_backend(), **COMPILE_OPTIONS)
+        first = time.perf_counter()
+        try:
+            with torch.inference_mode():
+                model.generate(**inputs, **settings)  # the first call compiles
+        except Exception as error:
+            stage = blamed_stage(error)
+            raise
+        timings["compile_s"] = time.perf_counter() - first
+
+    stage = "generate"
+    clock = FirstTokenClock()
+    with torch.inference_mode():
+        output = model.generate(**inputs, **settings, streamer=clock)
+    done = time.perf_counter()
+    tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+    timings["generate_s"] = done - clock.start
+    if clock.first is not None:
+        timings["ttft_s"] = clock.first - clock.start
+        if len(tokens) > 1 and done > clock.first:
+            timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
+    emit({"ok": True, "stage": "done", "tokens": tokens,
+          "text": tokenizer.decode(tokens, skip_special_tokens=True),
+          "peak_device_memory_bytes": peak_memory_bytes(torch), "versions": versions(), **timings})
+
+

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Does {{MODEL_ID}} run, unmodified, on {{BACKEND_DESCRIPTION}}?
+
+Rendered by canrun {{CANRUN_VERSION}}. Self-contained: run it with `python3 run.py`.
+It loads the checkpoint and its processor with from_pretrained (never trust_remote_code),
+shows it a test image drawn here (a gradient, no download), compiles the forward pass with torch.compile(backend=COMPILE_BACKEND), generates NEW_TOKENS greedy tokens with a
+static KV cache, and prints one line `CANRUN_RESULT {json}` with the tokens, the timings,
+the peak memory and the versions of the stack. On failure the line says in which stage
+(load, compile, generate) and why, and the exit status is 1.
+"""
+import importlib
+import importlib.metadata
+import json
+import os
+import platform
+import resource
+import sys
+import time
+import traceback
+
+# What is tested and how; canrun filled these in.
+MODEL = {{MODEL}}  # Hub id, or a local folder
+REVISION = {{REVISION}}
+DTYPE = {{DTYPE}}  # torch dtype of the weights
+DEVICE = {{TORCH_DEVICE}}
+# torch.compile backend: a registered name or "module:function"; None runs eagerly.
+COMPILE_BACKEND = {{COMPILE_BACKEND}}
+COMPILE_OPTIONS = {{COMPILE_OPTIONS}}
+IMPORTS = {{IMPORTS}}  # modules that register the device or the backend
+PEAK_MEMORY = {{PEAK_MEMORY}}  # how peak memory is read: rss, cuda or neuron
+PACKAGES = {{PACKAGES}}  # packages whose versions are reported
+PROMPT = {{PROMPT}}
+NEW_TOKENS = {{NEW_TOKENS}}
+
+{{INCLUDE _helpers}}def test_image():
+    """A deterministic 64x64 RGB gradient, so the script needs no image file."""
+    from PIL import Image
+    return Image.linear_gradient("L").resize((64, 64)).convert("RGB")
+
+
+def main():
+    timings = {}
+    started = time.perf_counter()
+    for module in IMPORTS:
+        importlib.import_module(module)
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(MODEL, revision=REVISION)
+    model = AutoModelForImageTextToText.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE))
+    model = model.to(DEVICE).eval()
+    timings["load_s"] = time.perf_counter() - started
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": PROMPT}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+    inputs = processor(images=test_image(), text=prompt, return_tensors="pt").to(DEVICE)
+    if "pixel_values" in inputs:
+        inputs["pixel_values"] = inputs["pixel_values"].to(getattr(torch, DTYPE))
+    generate_and_report(torch, model, inputs, processor.tokenizer, timings)
+
+
+{{INCLUDE _entry}}

@@ -1,0 +1,70 @@
+// BackendProfile: one backends/<name>.toml (SPEC.md §4) — the device, the torch.compile
+// backend, the dtype, the topology the planner uses, how to pin a process to cores, how peak
+// memory is read, and the compile cache.
+//
+// Profiles are found by name in the backends folders (find_profile) or given as a path, so a
+// team can test an in-development backend: compile_backend may be "module:function".
+//
+// Thread safety: immutable values.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace canrun::backend {
+
+struct Topology {
+  int cores_per_device = 1;
+  int devices = 1;
+  double memory_per_core_gib = 0;
+  double reserve_gib = 0;
+  std::vector<int> degrees;  //!< allowed shard degrees, increasing
+  int max_cores = 1;
+};
+
+struct BackendProfile {
+  std::filesystem::path source;  //!< the file it was read from
+  std::string name;
+  std::string description;
+  std::string device;           //!< recorded in the dataset's device column
+  std::string torch_device;     //!< "cpu", "cuda", "neuron"
+  std::string compile_backend;  //!< registered name, "module:function", or empty for eager
+  std::map<std::string, bool> compile_options;  //!< e.g. fullgraph = true
+  std::string distributed_backend;
+  std::string dtype;  //!< torch dtype name: float32, bfloat16, float16
+  std::string compiler;
+  std::string compiler_package;            //!< pip package whose version is the compiler version
+  std::vector<std::string> packages;       //!< packages whose versions make up the stack
+  std::vector<std::string> imports;        //!< modules run.py imports first (e.g. torch_neuronx)
+  std::map<std::string, std::string> env;  //!< extra environment for the run
+  Topology topology;
+  std::string pinning_env;
+  std::string pinning_syntax;  //!< "count", "range" or "list"
+  std::string peak_memory;     //!< "rss", "cuda" or "neuron"
+  std::string cache_env;       //!< env var naming the compile-cache folder; empty for none
+  std::string cache_prefetch;  //!< command template with {compiler_version}; empty for none
+
+  //! The prefetch command for a compiler version, or empty when the backend has no public cache.
+  std::string prefetch_command(std::string_view compiler_version) const;
+};
+
+//! Parses a profile; errors name the file, the key and what is wrong.
+Result<BackendProfile> parse_profile(std::string_view toml_text,
+                                     const std::filesystem::path& source);
+Result<BackendProfile> load_profile(const std::filesystem::path& path);
+
+//! The folders searched for <name>.toml, in order: $CANRUN_BACKENDS (colon-separated), then
+//! backends/ beside the folder of the canrun executable's folder (the source tree for a
+//! build in build/), then share/canrun/backends beside it (an installed tree).
+std::vector<std::filesystem::path> profile_search_path();
+
+//! `name_or_path` is a profile name ("cpu") or a path to a .toml file. kNotFound names the
+//! folders searched.
+Result<BackendProfile> find_profile(std::string_view name_or_path);
+
+}  // namespace canrun::backend

@@ -1,0 +1,120 @@
+// canrun test MODEL: run the recipe on a backend, verify it against the CPU reference, print
+// the verdict, and with --out record it in the dataset. Exit 0 on PASS, 1 on any other
+// verdict, 2 when the test could not be set up (bad model, backend or stack).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+#include "core/json_output.h"
+#include "core/text.h"
+#include "dataset/dataset.h"
+#include "dataset/row_json.h"
+#include "verdict/model_test.h"
+
+namespace canrun::cli {
+namespace {
+
+struct TestOptions {
+  verdict::TestRequest request;
+  int timeout_s = 1800;
+  std::string out;
+  std::string cache;
+  bool json = false;
+};
+
+std::string seconds(const std::optional<double>& value) {
+  return value ? fmt::format("{:.2f} s", *value) : "-";
+}
+
+void print_verdict(const verdict::TestOutcome& outcome) {
+  const dataset::VerdictRow& row = outcome.row;
+  std::cout << fmt::format("{} on {} ({} {}, {} {})\n", row.model_id, row.backend, row.compiler,
+                           row.compiler_version, row.library, row.library_version);
+  std::string detail;
+  if (row.match_tokens && row.new_tokens) {
+    detail = fmt::format(" ({} of {} tokens equal to the CPU reference)", *row.match_tokens,
+                         *row.new_tokens);
+  }
+  std::cout << fmt::format("result    {}{}\n", row.result, detail);
+  std::cout << fmt::format("cores     {} ({})\n", row.cores.value_or(0),
+                           row.parallelism.value_or("none"));
+  if (row.runtime_s) {
+    std::cout << fmt::format("time      {} in all: load {}, compile {}, generate {}",
+                             seconds(row.runtime_s), seconds(row.load_s), seconds(row.compile_s),
+                             seconds(row.generate_s));
+    if (row.ttft_s) std::cout << fmt::format(" (first token {})", seconds(row.ttft_s));
+    if (row.decode_tokens_per_s)
+      std::cout << fmt::format(", {:.1f} tokens/s", *row.decode_tokens_per_s);
+    std::cout << '\n';
+  }
+  if (row.peak_device_memory_bytes) {
+    std::cout << fmt::format("memory    {} peak\n", format_bytes(*row.peak_device_memory_bytes));
+  }
+  if (row.output_text)
+    std::cout << fmt::format("output    {}\n", quote_for_display(*row.output_text));
+  if (row.error) std::cout << "error\n" << *row.error << (row.error->ends_with('\n') ? "" : "\n");
+  std::cout << fmt::format("run.py    {}/run.py{}\n", outcome.run_dir.string(),
+                           outcome.reference_reused ? "  (CPU reference reused)" : "");
+}
+
+int run_test(TestOptions& options) {
+  options.request.timeout = std::chrono::seconds(options.timeout_s);
+  if (options.timeout_s < 1) return report(invalid_argument("--timeout must be at least 1 second"));
+  if (!options.cache.empty()) options.request.cache_dir = options.cache;
+  auto launcher = run::make_posix_launcher();
+  auto outcome = verdict::run_model_test(options.request, *launcher);
+  if (!outcome.ok()) return report(outcome.error());
+  if (!options.out.empty()) {
+    const dataset::DatasetDir data(options.out);
+    if (auto status = data.upsert({outcome->row}); !status.ok()) return report(status.error());
+  }
+  if (options.json) {
+    nlohmann::json out = dataset::row_to_json(outcome->row);
+    out["reference_reused"] = outcome->reference_reused;
+    out["run_dir"] = outcome->run_dir.string();
+    out["stdout_bytes"] = outcome->stdout_bytes;
+    print_json(std::cout, out);
+  } else {
+    print_verdict(*outcome);
+  }
+  return outcome->row.result == "PASS" ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void register_test_command(const CommandRegistry& registry) {
+  auto options = std::make_shared<TestOptions>();
+  CLI::App* test = registry.root->add_subcommand(
+      "test",
+      "Run a model's recipe on a backend, verify it against the CPU reference, print the verdict");
+  test->add_option("MODEL", options->request.model,
+                   "Hub id (from the local HF cache) or a local folder")
+      ->required();
+  test->add_option("--revision", options->request.revision, "Branch, tag or commit")
+      ->capture_default_str();
+  test->add_option("--backend,-b", options->request.backend, "Backend profile name or .toml path")
+      ->capture_default_str();
+  test->add_option("--task", options->request.task, "Hub pipeline_tag of the recipe")
+      ->capture_default_str();
+  test->add_option("--tokens", options->request.new_tokens, "New tokens to generate (greedy)")
+      ->capture_default_str();
+  test->add_option("--prompt", options->request.prompt, "Prompt (default: the recipe's)");
+  test->add_option("--timeout", options->timeout_s, "Seconds each run (reference, test) may take")
+      ->capture_default_str();
+  test->add_option("--out", options->out, "Dataset folder to record the verdict in");
+  test->add_option("--python", options->request.python,
+                   "The stack's Python (default: $CANRUN_PYTHON or the venv)");
+  test->add_option("--reference-backend", options->request.reference_backend,
+                   "Profile of the CPU reference")
+      ->capture_default_str();
+  test->add_option("--cache", options->cache,
+                   "Folder for references, compile caches and runs (default: $CANRUN_CACHE)");
+  test->add_flag("--json", options->json, "The verdict row as JSON");
+  test->callback(
+      [registry, options] { *registry.action = [options] { return run_test(*options); }; });
+}
+
+}  // namespace canrun::cli

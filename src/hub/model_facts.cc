@@ -1,0 +1,241 @@
+#include "hub/model_facts.h"
+
+#include <fmt/format.h>
+
+#include "core/model_id.h"
+#include "core/text.h"
+
+namespace canrun::hub {
+namespace {
+
+using nlohmann::json;
+
+Error wrong_type(std::string_view where, std::string_view field, const json& value,
+                 std::string_view wanted) {
+  return corrupt(fmt::format("{}: field \"{}\" holds {} where {} belongs", where, field,
+                             value.type_name(), wanted));
+}
+
+//! An optional string field: absent or null leaves `out` as it was.
+Status read_string(const json& object, std::string_view where, std::string_view field,
+                   std::optional<std::string>& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if (!it->is_string()) return wrong_type(where, field, *it, "a string");
+  out = it->get<std::string>();
+  return ok_status();
+}
+
+Status read_string_list(const json& object, std::string_view where, std::string_view field,
+                        std::vector<std::string>& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if (!it->is_array()) return wrong_type(where, field, *it, "a list of strings");
+  std::vector<std::string> values;
+  for (const auto& item : *it) {
+    if (!item.is_string()) return wrong_type(where, field, item, "a list of strings");
+    values.push_back(item.get<std::string>());
+  }
+  out = std::move(values);
+  return ok_status();
+}
+
+Status read_count(const json& object, std::string_view where, std::string_view field,
+                  std::optional<std::int64_t>& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+    return wrong_type(where, field, *it, "a non-negative integer");
+  }
+  out = it->get<std::int64_t>();
+  return ok_status();
+}
+
+Status read_config_fields(const json& config, std::string_view where, ModelFacts& facts) {
+  if (!config.is_object()) {
+    return corrupt(fmt::format("{}: config is {}, not an object", where, config.type_name()));
+  }
+  CANRUN_RETURN_IF_ERROR(read_string_list(config, where, "architectures", facts.architectures));
+  CANRUN_RETURN_IF_ERROR(read_string(config, where, "model_type", facts.model_type));
+  if (const auto it = config.find("auto_map"); it != config.end() && !it->is_null()) {
+    if (!it->is_object()) return wrong_type(where, "auto_map", *it, "an object");
+    facts.auto_map.clear();
+    for (const auto& [auto_class, reference] : it->items()) {
+      facts.auto_map[auto_class] =
+          reference.is_string() ? reference.get<std::string>() : reference.dump();
+    }
+  }
+  // Multimodal configs keep the language model's numbers under text_config.
+  const json* numbers = &config;
+  if (const auto text = config.find("text_config");
+      text != config.end() && text->is_object() && !config.contains("num_attention_heads")) {
+    numbers = &*text;
+  }
+  CANRUN_RETURN_IF_ERROR(
+      read_count(*numbers, where, "num_attention_heads", facts.num_attention_heads));
+  CANRUN_RETURN_IF_ERROR(
+      read_count(*numbers, where, "num_key_value_heads", facts.num_key_value_heads));
+  for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (!numbers->contains(field)) continue;
+    CANRUN_RETURN_IF_ERROR(read_count(*numbers, where, field, facts.num_experts));
+    break;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+bool ModelFacts::has_safetensors() const {
+  for (const auto& file : files) {
+    if (file == "model.safetensors" || file == "model.safetensors.index.json") return true;
+  }
+  return false;
+}
+
+bool is_expert_tensor(std::string_view name) {
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const std::size_t dot = name.find('.', start);
+    const std::string_view part =
+        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part == "experts") return true;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return false;
+}
+
+Status apply_model_info(const json& info, ModelFacts& facts) {
+  constexpr std::string_view kWhere = "Hub model info";
+  if (!info.is_object()) {
+    return corrupt(fmt::format("{} is {}, not an object", kWhere, info.type_name()));
+  }
+  const auto id = info.find("id");
+  if (id == info.end()) return corrupt(fmt::format("{} has no field \"id\"", kWhere));
+  if (!id->is_string()) return wrong_type(kWhere, "id", *id, "a string");
+  auto parsed_id = ModelId::parse(id->get<std::string>());
+  if (!parsed_id.ok()) {
+    return corrupt(fmt::format("{}: field \"id\": {}", kWhere, parsed_id.error().message()));
+  }
+  facts.model_id = parsed_id->str();
+  std::optional<std::string> sha;
+  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "sha", sha));
+  if (sha) {
+    auto revision = Revision::parse(*sha);
+    if (!revision.ok() || !revision->is_commit()) {
+      return corrupt(fmt::format("{}: field \"sha\" is {}, not a 40-hex commit", kWhere,
+                                 quote_for_message(*sha)));
+    }
+    facts.sha = revision->str();
+  }
+  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "pipeline_tag", facts.pipeline_tag));
+  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "library_name", facts.library_name));
+  CANRUN_RETURN_IF_ERROR(read_string_list(info, kWhere, "tags", facts.tags));
+  if (const auto gated = info.find("gated"); gated != info.end() && !gated->is_null()) {
+    if (gated->is_boolean()) {
+      facts.gated = gated->get<bool>() ? "manual" : "";
+    } else if (gated->is_string() &&
+               (gated->get<std::string>() == "auto" || gated->get<std::string>() == "manual")) {
+      facts.gated = gated->get<std::string>();
+    } else {
+      return wrong_type(kWhere, "gated", *gated, "false, \"auto\" or \"manual\"");
+    }
+  }
+  if (const auto siblings = info.find("siblings"); siblings != info.end() && !siblings->is_null()) {
+    if (!siblings->is_array()) return wrong_type(kWhere, "siblings", *siblings, "a list");
+    facts.files.clear();
+    for (const auto& sibling : *siblings) {
+      if (!sibling.is_object()) return wrong_type(kWhere, "siblings", sibling, "a list of objects");
+      const auto name = sibling.find("rfilename");
+      if (name == sibling.end() || !name->is_string()) {
+        return corrupt(
+            fmt::format("{}: an entry of \"siblings\" has no string \"rfilename\"", kWhere));
+      }
+      facts.files.push_back(name->get<std::string>());
+    }
+  }
+  if (const auto config = info.find("config"); config != info.end() && !config->is_null()) {
+    CANRUN_RETURN_IF_ERROR(read_config_fields(*config, "Hub model info config", facts));
+  }
+  return ok_status();
+}
+
+Status apply_config(const json& config, ModelFacts& facts) {
+  return read_config_fields(config, "config.json", facts);
+}
+
+void apply_checkpoint(const std::vector<std::pair<std::string, SafetensorsHeader>>& headers,
+                      ModelFacts& facts) {
+  facts.tensors.clear();
+  facts.weights_bytes_by_dtype.clear();
+  facts.weights_bytes = facts.expert_weights_bytes = facts.non_expert_weights_bytes = 0;
+  for (const auto& [file, header] : headers) {
+    for (const auto& tensor : header.tensors) {
+      TensorFacts out{tensor.name,    tensor.dtype, tensor.shape,
+                      tensor.bytes(), file,         is_expert_tensor(tensor.name)};
+      facts.weights_bytes += out.bytes;
+      facts.weights_bytes_by_dtype[out.dtype] += out.bytes;
+      (out.expert ? facts.expert_weights_bytes : facts.non_expert_weights_bytes) += out.bytes;
+      facts.tensors.push_back(std::move(out));
+    }
+  }
+}
+
+json facts_to_json(const ModelFacts& facts, bool with_tensors) {
+  const auto optional = [](const auto& value) -> json {
+    return value ? json(*value) : json(nullptr);
+  };
+  json out = {
+      {"model_id", facts.model_id},
+      {"revision", facts.revision},
+      {"sha", facts.sha.empty() ? json(nullptr) : json(facts.sha)},
+      {"pipeline_tag", optional(facts.pipeline_tag)},
+      {"library_name", optional(facts.library_name)},
+      {"tags", facts.tags},
+      {"gated", facts.gated.empty() ? json(false) : json(facts.gated)},
+      {"files", facts.files},
+      {"has_safetensors", facts.has_safetensors()},
+      {"config",
+       {{"architectures", facts.architectures},
+        {"model_type", optional(facts.model_type)},
+        {"auto_map", facts.auto_map},
+        {"num_attention_heads", optional(facts.num_attention_heads)},
+        {"num_key_value_heads", optional(facts.num_key_value_heads)},
+        {"num_experts", optional(facts.num_experts)}}},
+      {"weights",
+       {{"source", facts.weights_source},
+        {"bytes", facts.weights_bytes},
+        {"bytes_by_dtype", facts.weights_bytes_by_dtype},
+        {"expert_bytes", facts.expert_weights_bytes},
+        {"non_expert_bytes", facts.non_expert_weights_bytes},
+        {"tensor_count", facts.tensors.size()}}},
+  };
+  if (with_tensors) {
+    json tensors = json::array();
+    for (const auto& tensor : facts.tensors) {
+      tensors.push_back({{"name", tensor.name},
+                         {"dtype", tensor.dtype},
+                         {"shape", tensor.shape},
+                         {"bytes", tensor.bytes},
+                         {"file", tensor.file},
+                         {"expert", tensor.expert}});
+    }
+    out["tensors"] = std::move(tensors);
+  }
+  return out;
+}
+
+Result<ModelFacts> facts_from_model_info_text(std::string_view text, std::string_view source_name) {
+  const auto info = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (info.is_discarded()) {
+    return corrupt(
+        fmt::format("{}: not valid JSON ({} bytes; truncated?)", source_name, text.size()));
+  }
+  ModelFacts facts;
+  if (auto status = apply_model_info(info, facts); !status.ok()) {
+    return status.error().with_context(source_name);
+  }
+  return facts;
+}
+
+}  // namespace canrun::hub

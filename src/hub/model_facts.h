@@ -1,0 +1,90 @@
+// ModelFacts: what canrun knows about one Hub model before running it — from the Hub's model
+// info, its config.json and its safetensors headers. The planner reads these (weights bytes,
+// expert split, head and expert counts); `canrun hub info` prints them.
+//
+// The mapping from JSON (the Hub's /api/models/{id} answer, config.json) checks every field's
+// type and says which field was wrong; absent optional fields stay empty.
+//
+// Thread safety: plain values and free functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "hub/safetensors_header.h"
+
+namespace canrun::hub {
+
+//! One tensor of the checkpoint, with the file that holds it.
+struct TensorFacts {
+  std::string name;                  //!< tensor name, e.g. "model.layers.0.mlp.experts.3.w1.weight"
+  std::string dtype;                 //!< safetensors dtype name
+  std::vector<std::uint64_t> shape;  //!< dimensions
+  std::uint64_t bytes = 0;           //!< size of its data
+  std::string file;                  //!< the .safetensors file, relative to the repo root
+  bool expert = false;               //!< belongs to a routed expert (see is_expert_tensor)
+};
+
+struct ModelFacts {
+  std::string model_id;                     //!< "owner/name"
+  std::string revision;                     //!< the revision asked for ("main", a tag, a sha)
+  std::string sha;                          //!< the commit it resolved to; empty if unknown
+  std::optional<std::string> pipeline_tag;  //!< the Hub's task
+  std::optional<std::string> library_name;  //!< "transformers", ...
+  std::vector<std::string> tags;            //!< the Hub's tags
+  std::string gated;                        //!< "" (not gated), "auto" or "manual"
+  std::vector<std::string> files;           //!< every file of the repo ("siblings")
+
+  // config.json (the text model's config for multimodal models, under "text_config").
+  std::vector<std::string> architectures;           //!< e.g. {"LlamaForCausalLM"}
+  std::optional<std::string> model_type;            //!< e.g. "llama"
+  std::map<std::string, std::string> auto_map;      //!< auto class → remote code reference
+  std::optional<std::int64_t> num_attention_heads;  //!< attention heads
+  std::optional<std::int64_t> num_key_value_heads;  //!< KV heads (GQA)
+  std::optional<std::int64_t> num_experts;  //!< routed experts (num_local_experts / num_experts)
+
+  // The safetensors headers.
+  std::vector<TensorFacts> tensors;                             //!< every tensor, by file
+  std::map<std::string, std::uint64_t> weights_bytes_by_dtype;  //!< dtype → bytes
+  std::uint64_t weights_bytes = 0;                              //!< all tensors' bytes
+  std::uint64_t expert_weights_bytes = 0;                       //!< routed experts' bytes
+  std::uint64_t non_expert_weights_bytes = 0;                   //!< everything else
+  std::string weights_source;  //!< where the headers were read: "hub", "local", "hf-cache"
+
+  //! Whether the repo has safetensors weights (model.safetensors or its index).
+  bool has_safetensors() const;
+};
+
+//! Whether a tensor name belongs to a routed expert: one of its dot-separated parts is
+//! "experts" ("model.layers.3.mlp.experts.7.down_proj.weight", "mlp.experts.gate_up_proj");
+//! shared experts ("shared_experts", "shared_expert") are not routed and count as non-expert.
+bool is_expert_tensor(std::string_view name);
+
+//! Fills the Hub fields from a /api/models/{id}[/revision/{rev}] answer. Errors (kCorrupt)
+//! name the field and what it held: a non-object answer, an id that is missing or does not
+//! validate, a field of the wrong type. Config fields present in the answer's "config" are
+//! taken too (config.json, when read later, overrides them).
+Status apply_model_info(const nlohmann::json& info, ModelFacts& facts);
+
+//! Fills the config fields from config.json.
+Status apply_config(const nlohmann::json& config, ModelFacts& facts);
+
+//! Adds the tensors of each (file, header) and recomputes the totals.
+void apply_checkpoint(const std::vector<std::pair<std::string, SafetensorsHeader>>& headers,
+                      ModelFacts& facts);
+
+//! The JSON form (stable key names, as printed by `canrun hub info --json`). With
+//! `with_tensors` false the per-tensor list is left out (it can run to thousands).
+nlohmann::json facts_to_json(const ModelFacts& facts, bool with_tensors = true);
+
+//! Parses JSON text (e.g. the Hub's answer) and applies it; the fuzzed entry point of the
+//! mapping. Malformed text is kCorrupt naming `source_name`.
+Result<ModelFacts> facts_from_model_info_text(std::string_view text, std::string_view source_name);
+
+}  // namespace canrun::hub

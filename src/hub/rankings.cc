@@ -1,0 +1,278 @@
+#include "hub/rankings.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+#include <set>
+#include <system_error>
+
+#include "core/atomic_file.h"
+#include "core/model_id.h"
+#include "core/text.h"
+
+namespace canrun::hub {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+Error field_error(std::string_view where, std::string_view field, const json& value,
+                  std::string_view wanted) {
+  return corrupt(fmt::format("{}: field \"{}\" holds {} where {} belongs", where, field,
+                             value.type_name(), wanted));
+}
+
+template <typename Number>
+Status read_number(const json& object, std::string_view where, std::string_view field,
+                   Number& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if constexpr (std::is_integral_v<Number>) {
+    if (!it->is_number_integer()) return field_error(where, field, *it, "an integer");
+  } else {
+    if (!it->is_number()) return field_error(where, field, *it, "a number");
+  }
+  out = it->get<Number>();
+  return ok_status();
+}
+
+Status read_text(const json& object, std::string_view where, std::string_view field,
+                 std::string& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if (!it->is_string()) return field_error(where, field, *it, "a string");
+  out = it->get<std::string>();
+  return ok_status();
+}
+
+Status read_optional_text(const json& object, std::string_view where, std::string_view field,
+                          std::optional<std::string>& out) {
+  const auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return ok_status();
+  if (!it->is_string()) return field_error(where, field, *it, "a string");
+  out = it->get<std::string>();
+  return ok_status();
+}
+
+Result<std::string> required_text(const json& object, std::string_view where,
+                                  std::string_view field) {
+  const auto it = object.find(field);
+  if (it == object.end()) return corrupt(fmt::format("{}: no field \"{}\"", where, field));
+  if (!it->is_string()) return field_error(where, field, *it, "a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Result<RankingSort> parse_ranking_sort(std::string_view text) {
+  if (text == "downloads") return RankingSort::kDownloads;
+  if (text == "trending" || text == "trendingScore") return RankingSort::kTrending;
+  return invalid_argument(
+      fmt::format("sort {} is not one of downloads, trending", quote_for_message(text)));
+}
+
+std::string_view ranking_sort_name(RankingSort sort) {
+  return sort == RankingSort::kDownloads ? "downloads" : "trending";
+}
+
+std::string_view ranking_sort_key(RankingSort sort) {
+  return sort == RankingSort::kDownloads ? "downloads" : "trendingScore";
+}
+
+Status check_task_name(std::string_view task) {
+  if (task.empty() || task.size() > 64) {
+    return invalid_argument(
+        fmt::format("task {} must be 1 to 64 characters", quote_for_message(task)));
+  }
+  for (const char c : task) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return invalid_argument(fmt::format(
+          "task {} has {}; a task is a Hub pipeline tag of a-z, 0-9 and '-' (text-generation)",
+          quote_for_message(task), describe_byte(static_cast<unsigned char>(c))));
+    }
+  }
+  return ok_status();
+}
+
+Result<RankedModel> ranked_model_from_json(const json& value, std::string_view where) {
+  if (!value.is_object()) {
+    return corrupt(fmt::format("{}: {} where a model object belongs", where, value.type_name()));
+  }
+  RankedModel model;
+  CANRUN_ASSIGN_OR_RETURN(const std::string id, required_text(value, where, "id"));
+  auto parsed = ModelId::parse(id);
+  if (!parsed.ok()) {
+    return corrupt(fmt::format("{}: field \"id\": {}", where, parsed.error().message()));
+  }
+  model.id = parsed->str();
+  const std::string at = fmt::format("{} ({})", where, model.id);
+  CANRUN_RETURN_IF_ERROR(read_number(value, at, "downloads", model.downloads));
+  CANRUN_RETURN_IF_ERROR(read_number(value, at, "likes", model.likes));
+  CANRUN_RETURN_IF_ERROR(read_number(value, at, "trendingScore", model.trending_score));
+  CANRUN_RETURN_IF_ERROR(read_optional_text(value, at, "pipeline_tag", model.pipeline_tag));
+  CANRUN_RETURN_IF_ERROR(read_optional_text(value, at, "library_name", model.library_name));
+  CANRUN_RETURN_IF_ERROR(read_text(value, at, "createdAt", model.created_at));
+  CANRUN_RETURN_IF_ERROR(read_text(value, at, "lastModified", model.last_modified));
+  if (const auto tags = value.find("tags"); tags != value.end() && !tags->is_null()) {
+    if (!tags->is_array()) return field_error(at, "tags", *tags, "a list of strings");
+    for (const auto& tag : *tags) {
+      if (!tag.is_string()) return field_error(at, "tags", tag, "a list of strings");
+      model.tags.push_back(tag.get<std::string>());
+    }
+  }
+  if (const auto gated = value.find("gated"); gated != value.end() && !gated->is_null()) {
+    if (gated->is_boolean() && !gated->get<bool>()) {
+      model.gated = "";
+    } else if (gated->is_string() &&
+               (gated->get<std::string>() == "auto" || gated->get<std::string>() == "manual")) {
+      model.gated = gated->get<std::string>();
+    } else {
+      return field_error(at, "gated", *gated, "false, \"auto\" or \"manual\"");
+    }
+  }
+  return model;
+}
+
+json ranked_model_to_json(const RankedModel& model) {
+  const auto optional = [](const std::optional<std::string>& text) -> json {
+    return text ? json(*text) : json(nullptr);
+  };
+  return {{"id", model.id},
+          {"downloads", model.downloads},
+          {"likes", model.likes},
+          {"trendingScore", model.trending_score},
+          {"pipeline_tag", optional(model.pipeline_tag)},
+          {"library_name", optional(model.library_name)},
+          {"tags", model.tags},
+          {"gated", model.gated.empty() ? json(false) : json(model.gated)},
+          {"createdAt", model.created_at},
+          {"lastModified", model.last_modified}};
+}
+
+std::optional<std::string> next_link(std::string_view header) {
+  // Link: <url>; rel="next", <url>; rel="prev"
+  std::size_t pos = 0;
+  while (pos < header.size()) {
+    const std::size_t open = header.find('<', pos);
+    if (open == std::string_view::npos) return std::nullopt;
+    const std::size_t close = header.find('>', open);
+    if (close == std::string_view::npos) return std::nullopt;
+    const std::size_t end = std::min(header.find(",", close), header.size());
+    const std::string_view params = header.substr(close + 1, end - close - 1);
+    if (params.find("rel=\"next\"") != std::string_view::npos ||
+        params.find("rel=next") != std::string_view::npos) {
+      return std::string(header.substr(open + 1, close - open - 1));
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+fs::path snapshot_path(const fs::path& dir, std::string_view task, RankingSort sort) {
+  return dir / fmt::format("{}__{}.json", task, ranking_sort_name(sort));
+}
+
+json snapshot_to_json(const RankingsSnapshot& snapshot) {
+  json models = json::array();
+  for (const auto& model : snapshot.models) models.push_back(ranked_model_to_json(model));
+  return {{"task", snapshot.task},
+          {"sort", ranking_sort_name(snapshot.sort)},
+          {"fetched_at", snapshot.fetched_at},
+          {"endpoint", snapshot.endpoint},
+          {"models", std::move(models)}};
+}
+
+Result<RankingsSnapshot> snapshot_from_json_text(std::string_view text, std::string_view where) {
+  const auto value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) {
+    return corrupt(fmt::format("{}: not valid JSON ({} bytes; truncated?)", where, text.size()));
+  }
+  if (!value.is_object()) {
+    return corrupt(fmt::format("{}: a JSON {}, not an object", where, value.type_name()));
+  }
+  RankingsSnapshot snapshot;
+  CANRUN_ASSIGN_OR_RETURN(snapshot.task, required_text(value, where, "task"));
+  CANRUN_ASSIGN_OR_RETURN(const std::string sort, required_text(value, where, "sort"));
+  auto parsed_sort = parse_ranking_sort(sort);
+  if (!parsed_sort.ok())
+    return corrupt(fmt::format("{}: {}", where, parsed_sort.error().message()));
+  snapshot.sort = *parsed_sort;
+  CANRUN_ASSIGN_OR_RETURN(snapshot.fetched_at, required_text(value, where, "fetched_at"));
+  if (!parse_utc(snapshot.fetched_at)) {
+    return corrupt(fmt::format("{}: fetched_at {} is not YYYY-MM-DDTHH:MM:SSZ", where,
+                               quote_for_message(snapshot.fetched_at)));
+  }
+  CANRUN_ASSIGN_OR_RETURN(snapshot.endpoint, required_text(value, where, "endpoint"));
+  const auto models = value.find("models");
+  if (models == value.end() || !models->is_array()) {
+    return corrupt(fmt::format("{}: no \"models\" list", where));
+  }
+  for (std::size_t idx = 0; idx < models->size(); ++idx) {
+    CANRUN_ASSIGN_OR_RETURN(
+        RankedModel model,
+        ranked_model_from_json((*models)[idx], fmt::format("{}, model {}", where, idx + 1)));
+    snapshot.models.push_back(std::move(model));
+  }
+  return snapshot;
+}
+
+Status write_snapshot(const fs::path& dir, const RankingsSnapshot& snapshot) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) {
+    return io_error(fmt::format("cannot create the rankings folder {}: {}",
+                                quote_for_message(dir.string()), error.message()));
+  }
+  return write_file_atomically(snapshot_path(dir, snapshot.task, snapshot.sort),
+                               snapshot_to_json(snapshot).dump(1) + "\n");
+}
+
+Result<RankingsSnapshot> read_snapshot(const fs::path& dir, std::string_view task,
+                                       RankingSort sort) {
+  const fs::path path = snapshot_path(dir, task, sort);
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    return not_found(fmt::format("no rankings snapshot {}", quote_for_message(path.string())));
+  }
+  CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  return snapshot_from_json_text(text, path.string());
+}
+
+std::string format_utc(std::chrono::system_clock::time_point time) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) {
+  if (text.size() != 20) return std::nullopt;
+  std::tm parts{};
+  int consumed = 0;
+  const std::string copy(text);
+  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &parts.tm_year, &parts.tm_mon,
+                  &parts.tm_mday, &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6 ||
+      // system_clock counts nanoseconds in 64 bits: years past 2262 overflow it.
+      consumed != 20 || parts.tm_year < 1970 || parts.tm_year > 2200 || parts.tm_mon < 1 ||
+      parts.tm_mon > 12 || parts.tm_mday < 1 || parts.tm_mday > 31 || parts.tm_hour > 23 ||
+      parts.tm_min > 59 || parts.tm_sec > 60) {
+    return std::nullopt;
+  }
+  parts.tm_year -= 1900;
+  parts.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(timegm(&parts));
+}
+
+std::string describe_age(std::chrono::seconds age) {
+  const long long total = age.count();
+  if (total < 0) return "in the future";
+  if (total < 60) return fmt::format("{} s", total);
+  if (total < 3600) return fmt::format("{} min", total / 60);
+  if (total < 86'400) return fmt::format("{} h {} min", total / 3600, total % 3600 / 60);
+  return fmt::format("{} d {} h", total / 86'400, total % 86'400 / 3600);
+}
+
+}  // namespace canrun::hub

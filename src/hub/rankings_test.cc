@@ -1,0 +1,71 @@
+#include "hub/rankings.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace canrun::hub {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Rankings, NextLinkIsFoundAmongOthers) {
+  EXPECT_EQ(next_link(R"(<https://h/api/models?cursor=abc>; rel="next")"),
+            "https://h/api/models?cursor=abc");
+  EXPECT_EQ(next_link(R"(<https://h/p>; rel="prev", <https://h/n>; rel="next")"), "https://h/n");
+  EXPECT_EQ(next_link(R"(<https://h/p>; rel="prev")"), std::nullopt);
+  EXPECT_EQ(next_link("garbage"), std::nullopt);
+}
+
+TEST(Rankings, SnapshotRoundTrips) {
+  RankingsSnapshot snapshot{"text-generation",
+                            RankingSort::kTrending,
+                            "2026-12-02T15:00:00Z",
+                            "https://huggingface.co",
+                            {}};
+  RankedModel model;
+  model.id = "Qwen/Qwen3-0.6B";
+  model.downloads = 12;
+  model.gated = "auto";
+  model.library_name = "transformers";
+  snapshot.models.push_back(model);
+  const auto text = snapshot_to_json(snapshot).dump();
+  const auto back = snapshot_from_json_text(text, "s.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->sort, RankingSort::kTrending);
+  ASSERT_EQ(back->models.size(), 1u);
+  EXPECT_EQ(back->models[0].gated, "auto");
+  EXPECT_EQ(back->models[0].library_name, "transformers");
+  EXPECT_EQ(nlohmann::json::parse(text)["models"][0]["gated"], "auto");
+}
+
+TEST(Rankings, BadModelEntriesNameTheField) {
+  const auto missing = ranked_model_from_json(nlohmann::json::parse(R"({"likes":3})"), "page 1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message(), HasSubstr("page 1: no field \"id\""));
+  const auto wrong =
+      ranked_model_from_json(nlohmann::json::parse(R"({"id":"a/b","downloads":"many"})"), "page 1");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error().message(),
+              HasSubstr("field \"downloads\" holds string where an integer belongs"));
+}
+
+TEST(Rankings, UtcTimesRoundTripAndAgesReadWell) {
+  const auto time = parse_utc("2026-12-02T15:00:00Z");
+  ASSERT_TRUE(time.has_value());
+  EXPECT_EQ(format_utc(*time), "2026-12-02T15:00:00Z");
+  EXPECT_FALSE(parse_utc("2026-12-02 15:00:00").has_value());
+  // Found by model_facts_fuzz: a far year overflowed system_clock's nanoseconds (UBSan).
+  EXPECT_FALSE(parse_utc("6465-01-01T00:00:00Z").has_value());
+  EXPECT_EQ(describe_age(std::chrono::seconds(3 * 86'400 + 4 * 3600)), "3 d 4 h");
+  EXPECT_EQ(describe_age(std::chrono::seconds(7500)), "2 h 5 min");
+}
+
+TEST(Rankings, TaskNamesAreChecked) {
+  EXPECT_TRUE(check_task_name("text-generation").ok());
+  const auto bad = check_task_name("text generation");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message(), HasSubstr("a task is a Hub pipeline tag"));
+}
+
+}  // namespace
+}  // namespace canrun::hub

@@ -1,0 +1,137 @@
+#include "plan/planner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+namespace canrun::plan {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+//! Bytes for the explanation: GiB for model-sized numbers, MiB or KiB for small fixtures.
+std::string gib(double bytes) {
+  if (bytes >= kGiB / 4) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024 * 1024));
+  return fmt::format("{:.1f} KiB", bytes / 1024);
+}
+
+bool divides(std::optional<std::int64_t> count, int degree) {
+  return count && *count > 0 && *count % degree == 0;
+}
+
+}  // namespace
+
+std::string_view to_string(Parallelism parallelism) {
+  switch (parallelism) {
+    case Parallelism::kTensor:
+      return "tp";
+    case Parallelism::kExpert:
+      return "ep";
+    case Parallelism::kNone:
+      break;
+  }
+  return "none";
+}
+
+PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
+                         const backend::Topology& topology) {
+  PlannedShards plan;
+  plan.weights_bytes = facts.weights_bytes;
+  const double budget = (topology.memory_per_core_gib - topology.reserve_gib) * kGiB;
+  plan.budget_bytes = static_cast<std::uint64_t>(std::max(0.0, budget));
+  const double weights = static_cast<double>(facts.weights_bytes);
+  const double experts =
+      static_cast<double>(std::min(facts.expert_weights_bytes, facts.weights_bytes));
+  const bool moe = facts.num_experts.value_or(0) > 0;
+  const auto kv_heads =
+      facts.num_key_value_heads ? facts.num_key_value_heads : facts.num_attention_heads;
+  const std::string budget_text =
+      fmt::format("{} per core ({:g} GiB less the {:g} GiB reserve)", gib(budget),
+                  topology.memory_per_core_gib, topology.reserve_gib);
+  plan.per_core_bytes = facts.weights_bytes;
+
+  if (weights <= budget) {
+    plan.placed = true;
+    plan.cores = 1;
+    plan.why = fmt::format("{} of weights fit one core: {}.", gib(weights), budget_text);
+    return plan;
+  }
+  std::vector<std::string> skipped;  // degrees that would fit but cannot shard this model
+  bool any_fit = false;
+  for (const int degree : topology.degrees) {
+    if (degree <= 1 || degree > topology.max_cores) continue;
+    const double tp_share = weights / degree;
+    const double ep_share = (weights - experts) + experts / degree;
+    if (support.tp_plan) {
+      if (tp_share > budget) continue;
+      any_fit = true;
+      if (divides(facts.num_attention_heads, degree) && divides(kv_heads, degree)) {
+        plan.placed = true;
+        plan.cores = degree;
+        plan.parallelism = Parallelism::kTensor;
+        plan.per_core_bytes = static_cast<std::uint64_t>(tp_share);
+        plan.why = fmt::format(
+            "{} of weights need more than one core ({}); tensor parallel over {} cores puts {} on "
+            "each "
+            "({} attention and {} KV heads divide by {}){}.",
+            gib(weights), budget_text, degree, gib(tp_share), facts.num_attention_heads.value_or(0),
+            kv_heads.value_or(0), degree,
+            skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
+        return plan;
+      }
+      skipped.push_back(
+          fmt::format("{} cores would hold it but {} attention / {} KV heads do not divide by {}",
+                      degree, facts.num_attention_heads.value_or(0), kv_heads.value_or(0), degree));
+    } else if (moe && support.ep_plan) {
+      if (ep_share > budget) continue;
+      any_fit = true;
+      if (divides(facts.num_experts, degree)) {
+        plan.placed = true;
+        plan.cores = degree;
+        plan.parallelism = Parallelism::kExpert;
+        plan.per_core_bytes = static_cast<std::uint64_t>(ep_share);
+        plan.why = fmt::format(
+            "{} of weights need more than one core ({}); with no tensor-parallel plan, expert "
+            "parallel over {} "
+            "cores puts {} on each: {} shared plus {} of the {} experts ({} divide by {}){}.",
+            gib(weights), budget_text, degree, gib(ep_share), gib(weights - experts),
+            gib(experts / degree), *facts.num_experts, *facts.num_experts, degree,
+            skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
+        return plan;
+      }
+      skipped.push_back(fmt::format("{} cores would hold it but {} experts do not divide by {}",
+                                    degree, *facts.num_experts, degree));
+    } else if (tp_share <= budget) {
+      any_fit = true;
+    }
+  }
+  const int most = topology.max_cores;
+  const double best_share = (support.tp_plan || !moe || !support.ep_plan)
+                                ? weights / most
+                                : (weights - experts) + experts / most;
+  if (!any_fit) {
+    plan.exclusion = "too_large";
+    plan.why = fmt::format("{} of weights do not fit even {} cores: {} each, above {}.",
+                           gib(weights), most, gib(best_share), budget_text);
+    return plan;
+  }
+  plan.exclusion = "no_parallel_plan";
+  if (!skipped.empty()) {
+    plan.why = fmt::format(
+        "{} of weights need more than one core ({}), and no allowed degree can shard it: {}.",
+        gib(weights), budget_text, fmt::join(skipped, "; "));
+  } else {
+    plan.why = fmt::format(
+        "{} of weights need more than one core ({}), but transformers {} has no tensor-parallel "
+        "plan for {}{}.",
+        gib(weights), budget_text,
+        support.library_version.empty() ? "here" : support.library_version,
+        facts.model_type.empty() ? "this architecture" : facts.model_type,
+        moe ? " and no expert-parallel plan" : " and it is not a mixture of experts");
+  }
+  return plan;
+}
+
+}  // namespace canrun::plan

@@ -1,0 +1,64 @@
+// The planner (SPEC.md §5): the fewest cores that hold a model's weights.
+//
+// Rule, for the allowed degrees d of the backend in increasing order, up to its most cores:
+//   budget     = memory_per_core - reserve              (what one core offers the weights)
+//   per core   = weights / d                            (TP, or d = 1)
+//              = non-expert weights + expert weights / d  (EP: experts split, the rest replicated)
+//   d fits     when per core <= budget, i.e. weights / d + reserve <= memory_per_core
+//   d = 1      needs no plan;
+//   d > 1, TP  when the architecture has a tensor-parallel plan in the stack's transformers,
+//              and num_attention_heads and num_key_value_heads divide by d;
+//   d > 1, EP  only for a mixture of experts without a TP plan whose transformers has an
+//              expert-parallel plan, when the expert count divides by d.
+// The smallest d that fits and meets its constraints wins. None: `too_large` when even the
+// largest allowed degree would not hold the weights; `no_parallel_plan` when the model needs
+// more than one core and no allowed degree can shard it (no plan, or heads/experts that no
+// fitting degree divides).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backend/profile.h"
+
+namespace canrun::plan {
+
+//! What the planner needs to know of a model (from its safetensors headers and config).
+struct PlanFacts {
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t expert_weights_bytes = 0;  //!< routed experts' share of weights_bytes
+  std::optional<std::int64_t> num_attention_heads;
+  std::optional<std::int64_t> num_key_value_heads;  //!< absent: equal to the attention heads
+  std::optional<std::int64_t> num_experts;          //!< absent or 0: dense
+  std::string model_type;
+};
+
+//! What the stack's transformers offers for the model type (from the parallel probe).
+struct ParallelSupport {
+  bool known_model_type = true;
+  bool tp_plan = false;
+  bool ep_plan = false;
+  std::string library_version;  //!< for the explanation, e.g. "5.18.0"
+};
+
+enum class Parallelism { kNone, kTensor, kExpert };
+std::string_view to_string(Parallelism parallelism);  //!< "none", "tp", "ep"
+
+struct PlannedShards {
+  bool placed = false;
+  int cores = 0;  //!< the degree; 0 when not placed
+  Parallelism parallelism = Parallelism::kNone;
+  std::string exclusion;  //!< "too_large" or "no_parallel_plan" when not placed
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t per_core_bytes = 0;  //!< weights each core holds under the plan (or at d = 1)
+  std::uint64_t budget_bytes = 0;    //!< memory per core minus the reserve
+  std::string why;                   //!< one sentence for people
+};
+
+PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
+                         const backend::Topology& topology);
+
+}  // namespace canrun::plan

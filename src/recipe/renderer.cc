@@ -1,0 +1,121 @@
+#include "recipe/renderer.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "core/text.h"
+#include "core/version.h"
+#include "recipe/python_literal.h"
+#include "recipe/templates.h"
+
+namespace canrun::recipe {
+namespace {
+
+//! Replaces every {{NAME}} of `text`; an unknown NAME is an internal error.
+Result<std::string> fill(std::string_view text, const std::map<std::string, std::string>& values) {
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t open = text.find("{{", at);
+    if (open == std::string_view::npos) break;
+    const std::size_t close = text.find("}}", open);
+    if (close == std::string_view::npos)
+      return internal_error("recipe template has an unclosed {{");
+    const std::string name(text.substr(open + 2, close - open - 2));
+    const auto found = values.find(name);
+    if (found == values.end())
+      return internal_error(
+          fmt::format("recipe template placeholder {{{{{}}}}} has no value", name));
+    out.append(text.substr(at, open - at));
+    out += found->second;
+    at = close + 2;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
+//! Replaces each {{INCLUDE _part}} with the template part recipes/_part.py (one level).
+Result<std::string> expand_includes(std::string_view text) {
+  const std::string_view marker = "{{INCLUDE ";
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t open = text.find(marker); open != std::string_view::npos;
+       open = text.find(marker, at)) {
+    const std::size_t close = text.find("}}", open);
+    if (close == std::string_view::npos)
+      return internal_error("recipe template has an unclosed {{INCLUDE");
+    const std::string_view name = text.substr(open + marker.size(), close - open - marker.size());
+    const auto part = recipe_templates().find(name);
+    if (part == recipe_templates().end() || !name.starts_with('_')) {
+      return internal_error(fmt::format("recipe template includes unknown part {}", name));
+    }
+    out.append(text.substr(at, open - at));
+    out.append(part->second);
+    at = close + 2;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> recipe_tasks() {
+  std::vector<std::string> tasks;
+  for (const auto& [task, text] : recipe_templates()) {
+    if (!task.starts_with('_')) tasks.emplace_back(task);
+  }
+  return tasks;
+}
+
+std::string default_prompt(std::string_view task) {
+  return task == "image-text-to-text" ? "Describe this image in one sentence."
+                                      : "The capital of France is";
+}
+
+Result<std::string> render_recipe(const RecipeRequest& request,
+                                  const backend::BackendProfile& profile) {
+  const auto& templates = recipe_templates();
+  const auto found = templates.find(request.task);
+  if (found == templates.end() || request.task.starts_with('_')) {
+    return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
+                                        quote_for_message(request.task),
+                                        fmt::join(recipe_tasks(), ", ")));
+  }
+  if (request.new_tokens < 1 || request.new_tokens > 4096) {
+    return invalid_argument(fmt::format("--tokens {} is out of range 1..4096", request.new_tokens));
+  }
+  auto literal = [](std::string_view what, std::string_view value) -> Result<std::string> {
+    auto text = python_string(value);
+    if (!text.ok()) return text.error().with_context(what);
+    return text;
+  };
+  std::map<std::string, std::string> values;
+  CANRUN_ASSIGN_OR_RETURN(values["MODEL"], literal("model", request.model));
+  CANRUN_ASSIGN_OR_RETURN(values["REVISION"], literal("revision", request.revision));
+  CANRUN_ASSIGN_OR_RETURN(values["DTYPE"], literal("dtype", profile.dtype));
+  CANRUN_ASSIGN_OR_RETURN(values["TORCH_DEVICE"], literal("torch_device", profile.torch_device));
+  if (profile.compile_backend.empty()) {
+    values["COMPILE_BACKEND"] = "None";
+  } else {
+    CANRUN_ASSIGN_OR_RETURN(values["COMPILE_BACKEND"],
+                            literal("compile_backend", profile.compile_backend));
+  }
+  CANRUN_ASSIGN_OR_RETURN(values["COMPILE_OPTIONS"], python_bool_dict(profile.compile_options));
+  CANRUN_ASSIGN_OR_RETURN(values["IMPORTS"], python_string_list(profile.imports));
+  CANRUN_ASSIGN_OR_RETURN(values["PEAK_MEMORY"], literal("peak_memory", profile.peak_memory));
+  CANRUN_ASSIGN_OR_RETURN(values["PACKAGES"], python_string_list(profile.packages));
+  CANRUN_ASSIGN_OR_RETURN(
+      values["PROMPT"],
+      literal("prompt", request.prompt.empty() ? default_prompt(request.task) : request.prompt));
+  values["NEW_TOKENS"] = std::to_string(request.new_tokens);
+  values["MODEL_ID"] = docstring_text(request.model_id);
+  values["BACKEND_DESCRIPTION"] = docstring_text(
+      profile.description.empty() ? profile.name
+                                  : fmt::format("{} ({})", profile.description, profile.name));
+  values["CANRUN_VERSION"] = docstring_text(kCanrunVersion);
+  CANRUN_ASSIGN_OR_RETURN(std::string expanded, expand_includes(found->second));
+  return fill(expanded, values);
+}
+
+}  // namespace canrun::recipe

@@ -1,0 +1,40 @@
+// Renders run.py (SPEC.md §6) for one model, task and backend profile from the templates in
+// recipes/<task>.py, which are compiled into the binary; {{INCLUDE _part}} pulls in the shared
+// parts recipes/_part.py, so each rendered script stays one self-contained file. Placeholders
+// {{NAME}} become Python literals (python_literal.h) or, in the docstring, sanitised text; a
+// template placeholder left unfilled is an internal error, never silently kept.
+//
+// Thread safety: free functions over immutable data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/profile.h"
+#include "core/result.h"
+
+namespace canrun::recipe {
+
+inline constexpr int kDefaultNewTokens = 32;
+
+//! The prompt a task's recipe uses unless one is given.
+std::string default_prompt(std::string_view task);
+
+struct RecipeRequest {
+  std::string model;     //!< what from_pretrained gets: a Hub id or a local folder
+  std::string model_id;  //!< the Hub id the script is about (for its docstring)
+  std::string revision = "main";
+  std::string task = "text-generation";
+  std::string prompt;  //!< empty: default_prompt(task)
+  int new_tokens = kDefaultNewTokens;
+};
+
+//! The tasks with a template.
+std::vector<std::string> recipe_tasks();
+
+//! The script; kInvalidArgument for a task without a template or a value that cannot be
+//! placed (not UTF-8), naming it.
+Result<std::string> render_recipe(const RecipeRequest& request,
+                                  const backend::BackendProfile& profile);
+
+}  // namespace canrun::recipe

@@ -1,0 +1,109 @@
+#include "recipe/renderer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "recipe/python_literal.h"
+
+namespace canrun::recipe {
+namespace {
+
+using ::testing::HasSubstr;
+
+backend::BackendProfile cpu_profile() {
+  backend::BackendProfile profile;
+  profile.name = "cpu";
+  profile.description = "Host CPU";
+  profile.torch_device = "cpu";
+  profile.compile_backend = "inductor";
+  profile.dtype = "float32";
+  profile.peak_memory = "rss";
+  profile.packages = {"torch", "transformers"};
+  return profile;
+}
+
+//! Runs the venv's Python on `script` and returns what it prints.
+std::string run_python(const std::string& script) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("canrun-recipe-" + std::to_string(::getpid()) + ".py");
+  std::ofstream(path) << script;
+  std::string out;
+  FILE* pipe = ::popen((std::string(CANRUN_PYTHON) + " " + path.string() + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ::pclose(pipe);
+  std::filesystem::remove(path);
+  return out;
+}
+
+TEST(PythonLiteralTest, EscapesEverythingButPrintableAscii) {
+  EXPECT_EQ(*python_string("plain"), "\"plain\"");
+  EXPECT_EQ(*python_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\x0a\"");
+  EXPECT_EQ(*python_string("é😀"), "\"\\u00e9\\U0001f600\"");
+  EXPECT_EQ(*python_string(std::string("\0", 1)), "\"\\x00\"");
+  EXPECT_FALSE(python_string("\xff").ok());
+  EXPECT_EQ(docstring_text("a\"\"\"b\\\nc"), "a???b??c");
+}
+
+TEST(PythonLiteralTest, PythonReadsBackExactlyTheValue) {
+  const std::string hostile = "x\"\"\"; import os; os.system('id') #\n\\\x01 é 😀 '''";
+  const std::string script = "value = " + *python_string(hostile) +
+                             "\nimport sys\nsys.stdout.buffer.write(value.encode('utf-8'))\n";
+  EXPECT_EQ(run_python(script), hostile);
+}
+
+TEST(RendererTest, FillsEveryPlaceholderAndIsValidPython) {
+  RecipeRequest request;
+  request.model = "Qwen/Qwen3-0.6B";
+  request.model_id = "Qwen/Qwen3-0.6B";
+  request.prompt = "It said \"\"\"hi\"\"\"\nthen: '''";
+  auto script = render_recipe(request, cpu_profile());
+  ASSERT_TRUE(script.ok()) << script.error().message();
+  EXPECT_EQ(script->find("{{"), std::string::npos);
+  EXPECT_THAT(*script, HasSubstr("MODEL = \"Qwen/Qwen3-0.6B\""));
+  EXPECT_THAT(*script, HasSubstr("COMPILE_BACKEND = \"inductor\""));
+  EXPECT_THAT(*script, HasSubstr("NEW_TOKENS = 32"));
+  EXPECT_THAT(*script, Not(HasSubstr("trust_remote_code=True")));
+  // Parse it, and read the constants back as Python sees them.
+  const std::string check = *script + R"(
+import ast, sys
+ast.parse(open(__file__).read())
+sys.stdout.write(repr((MODEL, REVISION, PROMPT, NEW_TOKENS, COMPILE_BACKEND, DTYPE)))
+)";
+  const std::string out = run_python(check.substr(0, check.find("if __name__ == \"__main__\":")) +
+                                     check.substr(check.find("\nimport ast, sys")));
+  EXPECT_EQ(out,
+            "('Qwen/Qwen3-0.6B', 'main', 'It said \"\"\"hi\"\"\"\\nthen: \\'\\'\\'', 32, "
+            "'inductor', 'float32')");
+}
+
+TEST(RendererTest, EagerWhenTheProfileHasNoBackend) {
+  auto profile = cpu_profile();
+  profile.compile_backend.clear();
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  EXPECT_THAT(*render_recipe(request, profile), HasSubstr("COMPILE_BACKEND = None"));
+}
+
+TEST(RendererTest, RefusesUnknownTaskAndBadValues) {
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  request.task = "text-to-speech";
+  EXPECT_THAT(render_recipe(request, cpu_profile()).error().message(),
+              HasSubstr("no recipe for task \"text-to-speech\"; tasks with a recipe: "));
+  request.task = "text-generation";
+  request.prompt = "\xc3";
+  EXPECT_THAT(render_recipe(request, cpu_profile()).error().message(),
+              HasSubstr("prompt: \"\\xc3\" is not valid UTF-8"));
+  request.prompt = "ok";
+  request.new_tokens = 0;
+  EXPECT_THAT(render_recipe(request, cpu_profile()).error().message(),
+              HasSubstr("--tokens 0 is out of range"));
+}
+
+}  // namespace
+}  // namespace canrun::recipe

@@ -1,0 +1,69 @@
+#include "run/result_line.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace canrun::run {
+namespace {
+
+std::optional<double> number(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
+}  // namespace
+
+Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text) {
+  std::size_t at = std::string_view::npos;
+  for (std::size_t pos = stdout_text.rfind(kResultMarker); pos != std::string_view::npos;
+       pos = pos == 0 ? std::string_view::npos : stdout_text.rfind(kResultMarker, pos - 1)) {
+    if (pos == 0 || stdout_text[pos - 1] == '\n') {
+      at = pos;
+      break;
+    }
+  }
+  if (at == std::string_view::npos) return std::optional<RunReport>();
+  const std::size_t start = at + kResultMarker.size();
+  const std::size_t end = std::min(stdout_text.find('\n', start), stdout_text.size());
+  const auto json = nlohmann::json::parse(stdout_text.substr(start, end - start), nullptr, false);
+  if (!json.is_object() || !json.contains("ok") || !json["ok"].is_boolean()) {
+    return corrupt("the result line of run.py is not a JSON object with \"ok\"");
+  }
+  RunReport report;
+  report.ok = json["ok"].get<bool>();
+  report.stage = json.value("stage", "");
+  if (json.contains("tokens") && json["tokens"].is_array()) {
+    for (const auto& token : json["tokens"]) {
+      if (!token.is_number_integer()) return corrupt("the result line's tokens are not integers");
+      report.tokens.push_back(token.get<std::int64_t>());
+    }
+  }
+  if (json.contains("text") && json["text"].is_string())
+    report.text = json["text"].get<std::string>();
+  report.load_s = number(json, "load_s");
+  report.compile_s = number(json, "compile_s");
+  report.generate_s = number(json, "generate_s");
+  report.ttft_s = number(json, "ttft_s");
+  report.decode_tokens_per_s = number(json, "decode_tokens_per_s");
+  if (json.contains("peak_device_memory_bytes") &&
+      json["peak_device_memory_bytes"].is_number_integer()) {
+    report.peak_device_memory_bytes = json["peak_device_memory_bytes"].get<std::int64_t>();
+  }
+  if (json.contains("versions") && json["versions"].is_object()) {
+    for (const auto& [name, version] : json["versions"].items()) {
+      if (version.is_string()) report.versions[name] = version.get<std::string>();
+    }
+  }
+  if (json.contains("error") && json["error"].is_string())
+    report.error = json["error"].get<std::string>();
+  if (json.contains("error_types") && json["error_types"].is_array()) {
+    for (const auto& name : json["error_types"]) {
+      if (name.is_string()) report.error_types.push_back(name.get<std::string>());
+    }
+  }
+  return std::optional<RunReport>(std::move(report));
+}
+
+}  // namespace canrun::run

@@ -1,0 +1,34 @@
+// The result-line protocol between run.py and canrun: run.py prints exactly one line
+//   CANRUN_RESULT {json}
+// on stdout (rank 0). canrun takes the last such line of the captured stdout.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace canrun::run {
+
+struct RunReport {
+  bool ok = false;
+  std::string stage;  //!< load, compile, generate (failure) or done
+  std::vector<std::int64_t> tokens;
+  std::string text;
+  std::optional<double> load_s, compile_s, generate_s, ttft_s, decode_tokens_per_s;
+  std::optional<std::int64_t> peak_device_memory_bytes;
+  std::map<std::string, std::string> versions;
+  std::string error;                     //!< traceback text
+  std::vector<std::string> error_types;  //!< exception class names, outermost first
+};
+
+inline constexpr std::string_view kResultMarker = "CANRUN_RESULT ";
+
+//! The last result line of `stdout_text`; nullopt when there is none; kCorrupt when the line
+//! is there but is not the JSON object the protocol says.
+Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text);
+
+}  // namespace canrun::run

@@ -1,0 +1,52 @@
+// One test of one model on one backend, end to end (SPEC.md §6, §7): find the checkpoint,
+// ask the stack for its versions, render run.py, run it under supervision and classify how it
+// ended; when it generated tokens, get the CPU reference (from the store, or by running the
+// reference recipe once) and verify them; produce the dataset row. A failure of the backend
+// run is its verdict whatever the reference would do (an architecture unknown to this
+// transformers is FAIL_LOAD); REFERENCE_FAIL is for a backend run that worked but whose
+// reference could not be computed.
+//
+// Thread safety: run_model_test may be called from several threads at once (a campaign)
+// provided each call has its own run folder; the reference store and compile caches are
+// safe to share.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "core/result.h"
+#include "dataset/verdict_row.h"
+#include "run/process.h"
+
+namespace canrun::verdict {
+
+struct TestRequest {
+  std::string model;  //!< Hub id (found in the HF cache) or a local folder
+  std::string revision = "main";
+  std::string task = "text-generation";
+  std::string backend = "cpu";                  //!< profile name or .toml path
+  std::string reference_backend = "reference";  //!< the CPU reference's profile
+  std::string prompt;                           //!< empty: the recipe's default
+  int new_tokens = 32;
+  std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
+  std::string python;                  //!< the stack's Python; empty: run::default_python()
+  std::filesystem::path cache_dir;  //!< references and compile caches; empty: default_cache_dir()
+  std::filesystem::path work_dir;   //!< where run folders go; empty: cache_dir/runs
+};
+
+struct TestOutcome {
+  dataset::VerdictRow row;
+  bool reference_reused = false;
+  std::filesystem::path run_dir;  //!< holds run.py, stdout.txt, stderr.txt
+  std::size_t stdout_bytes = 0;   //!< what the run printed in all (only the tail is kept)
+};
+
+//! $CANRUN_CACHE, else $XDG_CACHE_HOME/canrun, else ~/.cache/canrun.
+std::filesystem::path default_cache_dir();
+
+//! A verdict, or an error when the test could not be set up (unknown model or backend, a
+//! stack without the compiler) — those are not verdicts on the backend.
+Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLauncher& launcher);
+
+}  // namespace canrun::verdict

@@ -1,0 +1,69 @@
+#include "verify/reference_store.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+
+namespace canrun::verify {
+namespace {
+
+nlohmann::json key_json(const ReferenceKey& key) {
+  return {{"model_id", key.model_id}, {"revision", key.revision},
+          {"prompt", key.prompt},     {"new_tokens", key.new_tokens},
+          {"dtype", key.dtype},       {"library_version", key.library_version}};
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char byte : text) hash = (hash ^ byte) * 1099511628211ULL;
+  return hash;
+}
+
+}  // namespace
+
+std::filesystem::path ReferenceStore::path_of(const ReferenceKey& key) const {
+  return dir_ / fmt::format("{:016x}.json", fnv1a(key_json(key).dump()));
+}
+
+std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
+  auto text = read_file(path_of(key));
+  if (!text.ok()) return std::nullopt;
+  const auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (!json.is_object() || json.value("key", nlohmann::json()) != key_json(key) ||
+      !json.contains("tokens") || !json["tokens"].is_array()) {
+    return std::nullopt;
+  }
+  Reference reference;
+  for (const auto& token : json["tokens"]) {
+    if (!token.is_number_integer()) return std::nullopt;
+    reference.tokens.push_back(token.get<std::int64_t>());
+  }
+  reference.text = json.value("text", "");
+  return reference;
+}
+
+Status ReferenceStore::save(const ReferenceKey& key, const Reference& reference) const {
+  std::error_code error;
+  std::filesystem::create_directories(dir_, error);
+  if (error) return io_error(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
+  const nlohmann::json json = {
+      {"key", key_json(key)}, {"tokens", reference.tokens}, {"text", reference.text}};
+  return write_file_atomically(path_of(key),
+                               json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+TokenMatch compare_tokens(const std::vector<std::int64_t>& tokens,
+                          const std::vector<std::int64_t>& reference) {
+  TokenMatch match;
+  while (static_cast<std::size_t>(match.match_tokens) < std::min(tokens.size(), reference.size()) &&
+         tokens[match.match_tokens] == reference[match.match_tokens]) {
+    ++match.match_tokens;
+  }
+  match.identical = tokens.size() == reference.size() &&
+                    static_cast<std::size_t>(match.match_tokens) == tokens.size();
+  return match;
+}
+
+}  // namespace canrun::verify

@@ -1,0 +1,56 @@
+// The CPU reference store: the tokens of one eager CPU run, kept once per (model, revision,
+// prompt, tokens, dtype, library version) and reused by every later test of that model.
+// One JSON file per key under DIR, written atomically; a file is only used when the key it
+// holds equals the one asked for.
+//
+// Thread and process safety: concurrent readers and writers are fine (atomic replace); two
+// writers of one key both write the same content.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace canrun::verify {
+
+struct ReferenceKey {
+  std::string model_id;
+  std::string revision;
+  std::string prompt;
+  int new_tokens = 0;
+  std::string dtype;
+  std::string library_version;
+
+  friend bool operator==(const ReferenceKey&, const ReferenceKey&) = default;
+};
+
+struct Reference {
+  std::vector<std::int64_t> tokens;
+  std::string text;
+};
+
+class ReferenceStore {
+ public:
+  explicit ReferenceStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  std::optional<Reference> find(const ReferenceKey& key) const;
+  Status save(const ReferenceKey& key, const Reference& reference) const;
+  std::filesystem::path path_of(const ReferenceKey& key) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+//! Single-core verification: how many leading tokens equal the reference, and whether all N do.
+struct TokenMatch {
+  int match_tokens = 0;
+  bool identical = false;
+};
+TokenMatch compare_tokens(const std::vector<std::int64_t>& tokens,
+                          const std::vector<std::int64_t>& reference);
+
+}  // namespace canrun::verify

@@ -1,0 +1,45 @@
+#include "verify/reference_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace canrun::verify {
+namespace {
+
+TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("canrun-refs-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const ReferenceStore store(dir);
+  const ReferenceKey key{"org/m", "c1b7e3d4a5f60718293a4b5c6d7e8f9012345678", "Hi", 32, "float32",
+                         "5.18.0"};
+  EXPECT_FALSE(store.find(key).has_value());
+  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c"}).ok());
+  const auto found = store.find(key);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->tokens, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(found->text, "a b c");
+  for (auto changed :
+       {ReferenceKey{key.model_id, key.revision, key.prompt, 16, key.dtype, key.library_version},
+        ReferenceKey{key.model_id, key.revision, key.prompt, 32, "bfloat16", key.library_version},
+        ReferenceKey{key.model_id, key.revision, key.prompt, 32, key.dtype, "4.57.6"}}) {
+    EXPECT_FALSE(store.find(changed).has_value());
+  }
+  std::ofstream(store.path_of(key)) << "{ broken";
+  EXPECT_FALSE(store.find(key).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompareTokensTest, CountsLeadingMatches) {
+  EXPECT_EQ(compare_tokens({1, 2, 3}, {1, 2, 3}).match_tokens, 3);
+  EXPECT_TRUE(compare_tokens({1, 2, 3}, {1, 2, 3}).identical);
+  EXPECT_EQ(compare_tokens({1, 9, 3}, {1, 2, 3}).match_tokens, 1);
+  EXPECT_FALSE(compare_tokens({1, 2}, {1, 2, 3}).identical);
+  EXPECT_EQ(compare_tokens({}, {1}).match_tokens, 0);
+}
+
+}  // namespace
+}  // namespace canrun::verify

@@ -1,0 +1,195 @@
+"""canrun hub select: the curated list ∪ the top N of the ranking, then the exclusions with
+their reasons, against the Hub stand-in and the venv's real transformers."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hub_standin import load_fixture
+
+FIXTURE_MODELS = {m["id"]: m for m in load_fixture("models.json")["models"]}
+SAFETENSORS = {"config.json": b"{}", "model.safetensors": b"\0" * 8}
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    selected = tmp_path / "selected.toml"
+    selected.write_text("""
+[text-generation]
+models = [
+  { id = "HuggingFaceTB/SmolLM2-135M", note = "The smallest Llama-family model." },
+  { id = "canrun-test/curated-only" },
+  { id = "canrun-test/no-such-arch" },
+  { id = "canrun-test/pickles-only" },
+  { id = "canrun-test/embedder" },
+]
+""")
+    exclusions = tmp_path / "exclusions.toml"
+    exclusions.write_text("""
+[[exclude]]
+match = "deepseek-ai/DeepSeek-V3*"
+reason = "too_large"
+why = "671B parameters: far more than 16 cores hold."
+
+[[exclude]]
+match = "*-GGUF"
+reason = "no_safetensors"
+why = "GGUF-only repositories hold no safetensors checkpoint."
+""")
+    return selected, exclusions
+
+
+@pytest.fixture(scope="module")
+def cache_home(tmp_path_factory):
+    """One architecture cache for the module: transformers is imported once, not per test."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture
+def select(canrun, standin, tmp_path, catalog, cache_home):
+    # Every ranked model's info, as the Hub answers /api/models/{id}.
+    for model_id, entry in FIXTURE_MODELS.items():
+        arch = {"openai-community/gpt2": "GPT2LMHeadModel",
+                "mistralai/Mixtral-8x7B-Instruct-v0.1": "MixtralForCausalLM",
+                "microsoft/phi-4-mini": "Phi3ForCausalLM"}.get(model_id, "LlamaForCausalLM")
+        config = {"architectures": [arch], "model_type": "x"}
+        if model_id == "microsoft/phi-4-mini":
+            config["auto_map"] = {"AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"}
+        info = {k: entry[k] for k in ("gated", "pipeline_tag", "library_name", "tags")}
+        standin.add_repo(model_id, dict(info, config=config), SAFETENSORS)
+    standin.add_repo("canrun-test/curated-only", {
+        "pipeline_tag": "text-generation", "config": {"architectures": ["Qwen3ForCausalLM"]}},
+        SAFETENSORS)
+    custom = load_fixture("model_info_remote_code.json")
+    custom["config"].pop("auto_map")  # no auto_map: only the architecture gives it away
+    standin.add_repo("canrun-test/no-such-arch", custom, SAFETENSORS)
+    standin.add_repo("canrun-test/pickles-only", {
+        "pipeline_tag": "text-generation", "config": {"architectures": ["LlamaForCausalLM"]}},
+        {"config.json": b"{}", "pytorch_model.bin": b"\0"})
+    standin.add_repo("canrun-test/embedder", {
+        "pipeline_tag": "sentence-similarity", "config": {"architectures": ["BertModel"]}},
+        SAFETENSORS)
+    selected, exclusions = catalog
+
+    def run(*args, offline=False):
+        env = {"HF_ENDPOINT": standin.endpoint, "HF_HOME": str(tmp_path / "hf-home"),
+               "CANRUN_RANKINGS_DIR": str(tmp_path / "rankings"), "HF_TOKEN": "",
+               "HF_HUB_OFFLINE": "1" if offline else "", "XDG_CACHE_HOME": str(cache_home)}
+        return canrun("hub", "select", "--task", "text-generation", "--selected", selected,
+                      "--exclusions", exclusions, "--python", os.environ["CANRUN_PYTHON"],
+                      *args, env=env)
+
+    run.cache_file = cache_home / "canrun" / "transformers_architectures.json"
+    return run
+
+
+def by_id(out):
+    return {c["id"]: c for c in out["candidates"]}
+
+
+def test_selected_then_ranked_each_with_its_reason(select):
+    result = select("--top", "8", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    ids = [c["id"] for c in out["candidates"]]
+    ranked = [m["id"] for m in sorted(
+        (m for m in FIXTURE_MODELS.values() if m["pipeline_tag"] == "text-generation"),
+        key=lambda m: m["downloads"], reverse=True)][:8]
+    curated = ["HuggingFaceTB/SmolLM2-135M", "canrun-test/curated-only",
+               "canrun-test/no-such-arch", "canrun-test/pickles-only", "canrun-test/embedder"]
+    assert ids == curated + [m for m in ranked if m not in curated]
+    c = by_id(out)
+    smol = c["HuggingFaceTB/SmolLM2-135M"]
+    assert smol["selected"] and smol["rank"] == ranked.index(smol["id"]) + 1
+    assert smol["note"] == "The smallest Llama-family model." and not smol["excluded"]
+    assert c["canrun-test/curated-only"]["rank"] is None
+    assert not c["canrun-test/curated-only"]["excluded"]
+    assert c["Qwen/Qwen3-0.6B"] == {"id": "Qwen/Qwen3-0.6B", "selected": False, "note": None,
+                                    "rank": 1, "excluded": False, "exclusion": None,
+                                    "facts_from": "hub", "problem": None}
+
+    def reason(model_id):
+        exclusion = c[model_id]["exclusion"]
+        return exclusion["reason"], exclusion["rule"]
+
+    assert reason("TheBloke/Llama-2-7B-GGUF") == ("no_safetensors", "curated")
+    assert reason("meta-llama/Llama-3.1-8B-Instruct") == ("gated", "automatic")
+    assert "manual approval" in c["meta-llama/Llama-3.1-8B-Instruct"]["exclusion"]["why"]
+    assert reason("mistralai/Mixtral-8x7B-Instruct-v0.1") == ("gated", "automatic")
+    assert reason("microsoft/phi-4-mini") == ("remote_code", "automatic")
+    assert "auto_map (AutoModelForCausalLM → modeling_phi3" in \
+        c["microsoft/phi-4-mini"]["exclusion"]["why"]
+    assert reason("canrun-test/no-such-arch") == ("remote_code", "automatic")
+    import transformers
+    assert f"transformers {transformers.__version__} has no class TinyCustomForCausalLM" in \
+        c["canrun-test/no-such-arch"]["exclusion"]["why"]
+    assert reason("canrun-test/pickles-only") == ("no_safetensors", "automatic")
+    assert reason("canrun-test/embedder") == ("unsupported_task", "automatic")
+    assert "sentence-similarity" in c["canrun-test/embedder"]["exclusion"]["why"]
+
+
+def test_architecture_answers_are_cached_per_transformers_version(select):
+    assert select("--top", "3", "--json").returncode == 0
+    import transformers
+    cache = json.loads(select.cache_file.read_text())
+    known = cache[transformers.__version__]
+    assert known["TinyCustomForCausalLM"] is False
+    assert known["LlamaForCausalLM"] is True and known["GPT2LMHeadModel"] is True
+    # Poison the cache: a second run must believe it (it asks Python only about new names).
+    original = select.cache_file.read_text()
+    known["LlamaForCausalLM"] = False
+    select.cache_file.write_text(json.dumps(cache))
+    try:
+        out = by_id(json.loads(select("--top", "3", "--json").stdout))
+        assert out["HuggingFaceTB/SmolLM2-135M"]["exclusion"]["reason"] == "remote_code"
+    finally:
+        select.cache_file.write_text(original)
+
+
+def test_curated_rule_wins_over_automatic(select, catalog):
+    _, exclusions = catalog
+    exclusions.write_text('[[exclude]]\nmatch = "meta-llama/*"\nreason = "note"\n'
+                          'why = "Tested separately."\n')
+    out = by_id(json.loads(select("--top", "3", "--json").stdout))
+    assert out["meta-llama/Llama-3.1-8B-Instruct"]["exclusion"] == {
+        "reason": "note", "why": "Tested separately.", "rule": "curated"}
+
+
+def test_text_output_names_the_reasons(select):
+    result = select("--top", "8")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("text-generation: 5 selected + top 8 by downloads from the Hub:")
+    row = next(line for line in lines if line.startswith("meta-llama/Llama-3.1-8B-Instruct"))
+    assert "ranked #3" in row and "excluded: gated (automatic)" in row
+    row = next(line for line in lines if line.startswith("HuggingFaceTB/SmolLM2-135M"))
+    assert "selected, ranked #" in row and "candidate" in row
+
+
+def test_offline_uses_the_ranking_snapshot_and_its_entries(select):
+    assert select("--top", "8", "--json").returncode == 0  # writes the snapshot
+    result = select("--top", "8", "--json", offline=True)
+    assert result.returncode == 0, result.stderr
+    assert "using the snapshot fetched at" in result.stderr
+    c = by_id(json.loads(result.stdout))
+    assert c["meta-llama/Llama-3.1-8B-Instruct"]["facts_from"] == "ranking"
+    assert c["meta-llama/Llama-3.1-8B-Instruct"]["exclusion"]["reason"] == "gated"
+    assert c["microsoft/phi-4-mini"]["exclusion"]["reason"] == "remote_code"  # custom_code tag
+    assert c["canrun-test/curated-only"]["facts_from"] == "none"
+
+
+def test_unknown_selected_model_is_reported(select, standin):
+    del standin.repos["canrun-test/curated-only"]
+    result = select("--top", "0", "--json")
+    assert result.returncode == 1
+    c = by_id(json.loads(result.stdout))
+    assert "HTTP 404: not on the Hub" in c["canrun-test/curated-only"]["problem"]
+
+
+def test_bad_catalog_file_is_a_usage_error(select, catalog):
+    selected, _ = catalog
+    selected.write_text('[text-generation]\nmodels = [ { id = "not a model id" } ]\n')
+    result = select("--top", "3")
+    assert result.returncode == 2
+    assert "selected.toml" in result.stderr

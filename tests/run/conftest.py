@@ -1,0 +1,53 @@
+"""Fixtures for the end-to-end tests of canrun test: the model fixtures in a local HF cache,
+backend profiles for the fault-injecting backends, and a runner for the canrun binary."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+FIXTURES = SOURCE / ".cache" / "fixtures"
+FAULTS = Path(__file__).parent / "faults"
+
+
+@pytest.fixture(scope="session")
+def hf_home():
+    """The fixture cache, built by the fixtures_build ctest entry (or here, when run alone)."""
+    python = os.environ.get("CANRUN_PYTHON", sys.executable)
+    subprocess.run([python, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)], check=True)
+    return FIXTURES
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("canrun-cache")
+
+
+def fault_profile(directory, function, env=None):
+    """A backend profile whose compile backend is canrun_faults:<function>."""
+    cpu = (SOURCE / "backends" / "cpu.toml").read_text()
+    lines = [l for l in cpu.splitlines() if not l.startswith(("name =", "compile_backend ="))]
+    env = dict(env or {}, PYTHONPATH=str(FAULTS))
+    text = "\n".join([f'name = "fault-{function}"', f'compile_backend = "canrun_faults:{function}"']
+                     + lines + ["[env]"] + [f'{k} = {json.dumps(v)}' for k, v in env.items()])
+    path = Path(directory) / f"fault-{function}.toml"
+    path.write_text(text + "\n")
+    return path
+
+
+@pytest.fixture
+def canrun_test(canrun_bin, hf_home, cache_dir):
+    """Runs `canrun test MODEL --json ...`; returns (exit code, verdict row or None, stderr)."""
+
+    def run(model, *args, timeout=900):
+        env = dict(os.environ, HF_HOME=str(hf_home), NO_COLOR="1")
+        env.pop("HF_HUB_CACHE", None)
+        result = subprocess.run([str(canrun_bin), "test", model, "--json", "--cache", str(cache_dir), *map(str, args)],
+                                capture_output=True, text=True, env=env, timeout=timeout)
+        row = json.loads(result.stdout) if result.stdout.strip().startswith("{") else None
+        return result.returncode, row, result.stderr
+
+    return run

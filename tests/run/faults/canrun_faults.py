@@ -1,0 +1,62 @@
+"""Fault-injecting torch.compile backends for canrun's tests, named in backend profiles as
+"canrun_faults:<function>". Each misbehaves in one way that canrun must classify exactly."""
+import os
+import signal
+import sys
+import time
+
+import torch
+
+_calls = [0]
+
+
+def raising(gm, example_inputs):
+    """The compiler fails: FAIL_COMPILE."""
+    raise RuntimeError("canrun fault: this backend refuses to compile the graph")
+
+
+def perturbing(gm, example_inputs):
+    """Compiles fine, but after CANRUN_FAULT_GOOD_CALLS calls negates the logits, so greedy
+    decoding picks other tokens from then on: FAIL_MISMATCH with a known match_tokens."""
+    good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "0"))
+
+    def run(*args):
+        outputs = gm(*args)
+        _calls[0] += 1
+        if _calls[0] <= good:
+            return outputs
+        flip = lambda t: -t if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() == 3 else t
+        return type(outputs)(flip(t) for t in outputs) if isinstance(outputs, (tuple, list)) else flip(outputs)
+
+    return run
+
+
+def sleeping(gm, example_inputs):
+    """Never finishes compiling: TIMEOUT."""
+    time.sleep(3600)
+    return gm.forward
+
+
+def killing(gm, example_inputs):
+    """The process dies by a signal mid-run: CRASH."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def exhausting(gm, example_inputs):
+    """Allocates up to a limit, then fails the way torch does when a device is full: FAIL_OOM."""
+    limit = int(os.environ.get("CANRUN_FAULT_ALLOC_MB", "64")) << 20
+    held = []
+    while sum(t.numel() for t in held) < limit:
+        held.append(torch.empty(8 << 20, dtype=torch.uint8))
+    raise torch.OutOfMemoryError(
+        f"CUDA out of memory. Tried to allocate 2.00 GiB (canrun fault after {limit >> 20} MiB)")
+
+
+def flooding(gm, example_inputs):
+    """Prints CANRUN_FAULT_FLOOD_MB of text on stdout, then compiles fine: output capture must
+    stay bounded and the verdict must still be right (PASS)."""
+    line = ("x" * 1023 + "\n").encode()
+    for _ in range(int(os.environ.get("CANRUN_FAULT_FLOOD_MB", "200")) * 1024):
+        sys.stdout.buffer.write(line)
+    sys.stdout.flush()
+    return gm.forward

@@ -1,0 +1,121 @@
+"""canrun test on real checkpoints on the CPU with inductor: every fixture architecture and
+the real SmolLM2 pass; the rendered run.py reproduces the tokens on its own; the reference is
+computed once; an unknown architecture fails to load; verdicts land in the dataset."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+ARCHITECTURES = ["tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-gemma", "tiny-phi3",
+                 "tiny-gpt2", "tiny-opt"]
+
+
+@pytest.mark.parametrize("name", ARCHITECTURES)
+def test_fixture_architecture_passes(canrun_test, name):
+    code, row, err = canrun_test(f"canrun-fixtures/{name}")
+    assert code == 0, (row or {}).get("error") or err
+    assert row["result"] == "PASS"
+    assert row["match_tokens"] == row["new_tokens"] == 32
+    assert row["verification"] == "reference"
+    assert row["backend"] == "cpu" and row["compiler"] == "inductor"
+    assert row["compile_s"] > 0 and row["generate_s"] > 0 and row["load_s"] > 0
+    assert row["runtime_s"] >= row["compile_s"]
+    assert row["peak_device_memory_bytes"] > 10 << 20
+    assert re.fullmatch(r"[0-9a-f]{40}", row["revision"])
+    assert row["stack"]["torch"].startswith("2.13.0")
+    assert "transformers==" + row["library_version"] in row["packages"]
+
+
+def test_vision_language_fixture_passes_image_text_to_text(canrun_test):
+    code, row, err = canrun_test("canrun-fixtures/tiny-llava", "--task", "image-text-to-text")
+    assert code == 0, (row or {}).get("error") or err
+    assert row["result"] == "PASS" and row["task"] == "image-text-to-text"
+    assert row["match_tokens"] == 32
+    assert "AutoModelForImageTextToText" in row["run_py"] and "test_image()" in row["run_py"]
+
+
+def test_real_smollm2_passes_with_readable_english(canrun_test):
+    code, row, err = canrun_test("HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert code == 0, (row or {}).get("error") or err
+    assert row["result"] == "PASS"
+    text = row["output_text"]  # e.g. " Paris.\n\nThe answer is: ..."
+    assert "Paris" in text.split(".")[0], text  # it knows the capital of France
+    printable = sum(c.isascii() and (c.isprintable() or c.isspace()) for c in text)
+    assert printable >= 0.95 * len(text), text
+    words = re.findall(r"[A-Za-z]+", text)
+    common = {"the", "of", "and", "is", "a", "in", "to", "city", "france", "paris", "capital", "it", "its",
+              "answer", "this", "that", "was", "for"}
+    assert len(words) >= 4 and sum(w.lower() in common for w in words) >= 3, text
+
+
+def test_unknown_architecture_fails_to_load(canrun_test):
+    code, row, err = canrun_test("canrun-fixtures/unknown-arch")
+    assert code == 1, err
+    assert row["result"] == "FAIL_LOAD"
+    assert "canrun-imaginary" in row["error"]
+    assert row["compile_s"] is None and row["output_text"] is None
+
+
+def test_reference_is_reused(canrun_test):
+    code, first, _ = canrun_test("canrun-fixtures/tiny-qwen3")
+    assert first["result"] == "PASS" and not first["reference_reused"]
+    code, second, err = canrun_test("canrun-fixtures/tiny-qwen3")
+    assert code == 0, err
+    assert second["reference_reused"]
+    assert "running the CPU reference" not in err
+    assert second["output_text"] == first["output_text"]
+
+
+def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(canrun_test, hf_home, tmp_path):
+    code, row, err = canrun_test("canrun-fixtures/tiny-gpt2")
+    assert code == 0, err
+    script = tmp_path / "elsewhere" / "run.py"
+    script.parent.mkdir()
+    script.write_text(row["run_py"])
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1",
+           "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    python = os.environ.get("CANRUN_PYTHON", sys.executable)
+    result = subprocess.run([python, "run.py"], cwd=script.parent, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT "))
+    alone = json.loads(line[len("CANRUN_RESULT "):])
+    assert alone["ok"] and alone["text"] == row["output_text"]
+    assert len(alone["tokens"]) == 32
+
+
+def test_out_records_the_verdict_in_the_dataset(canrun_test, tmp_path):
+    dataset = tmp_path / "dataset"
+    code, row, err = canrun_test("canrun-fixtures/tiny-mistral", "--out", dataset)
+    assert code == 0, err
+    df = pd.read_parquet(dataset / "data")
+    assert len(df) == 1
+    stored = df.iloc[0]
+    assert stored.model_id == "canrun-fixtures/tiny-mistral" and stored.result == "PASS"
+    assert stored.run_py == row["run_py"]
+    assert stored.compiler_version == row["compiler_version"]
+    files = [p.name for p in (dataset / "data").iterdir()]
+    assert files == [f"cpu__inductor-{row['compiler_version']}__transformers-{row['library_version']}.parquet"]
+
+
+def test_bad_input_is_refused_before_running(canrun_test, tmp_path):
+    code, row, err = canrun_test("org/model\"; import os")
+    assert code == 2 and row is None
+    assert "invalid model id" in err
+    code, row, err = canrun_test("canrun-fixtures/not-there")
+    assert code == 2
+    assert "is not in the Hugging Face cache" in err
+    code, row, err = canrun_test("canrun-fixtures/tiny-llama", "--backend", "tpu")
+    assert code == 2
+    assert 'no backend profile "tpu"' in err
+    code, row, err = canrun_test("canrun-fixtures/tiny-llama", "--task", "text-to-speech")
+    assert code == 2
+    assert 'no recipe for task "text-to-speech"' in err
+    code, row, err = canrun_test("canrun-fixtures/tiny-llama", "--backend", "neuron")
+    assert code == 2
+    assert "has no neuronx-cc" in err
