@@ -19,3 +19,6 @@ echo "== canrun test harness overhead and compile-cache effect"
 echo "== planner: 10,000 models from cached facts vs reading one safetensors header"
 .venv/bin/python tests/fixtures/build_models.py .cache/fixtures --only smollm2
 "$build_dir/bench_plan" "$(ls .cache/fixtures/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct/snapshots/*/model.safetensors)"
+
+echo "== canrun serve vs http.server+pandas and nginx (wrk, 30 s each)"
+.venv/bin/python bench/serve_vs_baselines.py "$build_dir"

@@ -15,8 +15,9 @@ apt_packages=(
   cmake g++ ninja-build pkg-config make git clang-format
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcurl4-openssl-dev libboost-dev
+  libcurl4-openssl-dev libboost-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
+  chromium wrk nginx-light
   python3 python3-venv nodejs npm
 )
 missing=()

@@ -80,6 +80,7 @@ int run(int argc, char** argv) {
   register_render_command(registry);
   register_dataset_command(registry);
   register_hub_command(registry);
+  register_serve_command(registry);
 
   if (const auto unknown = unknown_command(app, argc, argv)) {
     log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(*unknown));

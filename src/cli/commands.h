@@ -21,5 +21,6 @@ void register_hub_command(const CommandRegistry& registry);
 void register_plan_command(const CommandRegistry& registry);
 void register_render_command(const CommandRegistry& registry);
 void register_test_command(const CommandRegistry& registry);
+void register_serve_command(const CommandRegistry& registry);
 
 }  // namespace canrun::cli

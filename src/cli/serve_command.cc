@@ -1,0 +1,205 @@
+// canrun serve: the Space — the JSON API and the page, from one process (SPEC.md §9).
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+#include "core/log.h"
+#include "serve/embedded_assets.h"
+#include "serve/http_server.h"
+#include "serve/space_service.h"
+#include "serve/space_sources.h"
+
+namespace canrun::cli {
+namespace {
+
+struct ServeOptions {
+  std::string data;
+  std::string rankings;
+  std::string catalog;
+  std::string backends = "backends";
+  std::string web;
+  std::string host = "127.0.0.1";
+  int port = 7860;
+  double reload_seconds = 2.0;
+  double exit_after_seconds = 0;
+  std::size_t max_connections = 4096;
+  unsigned threads = 0;
+  double request_deadline_seconds = 10;
+};
+
+//! Lets this process hold as many sockets as its hard limit allows (the connection cap needs
+//! more than the usual soft limit of 1024).
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+int run_serve(const ServeOptions& options) {
+  serve::SourcePaths paths;
+  paths.dataset = options.data;
+  if (!options.rankings.empty()) paths.rankings = options.rankings;
+  if (!options.catalog.empty()) paths.catalog = options.catalog;
+  paths.backends = options.backends;
+  serve::SpaceSources sources(paths);
+  auto index = sources.load();
+  if (!index.ok()) return report(index.error());
+  log::info("index: {} stacks, {} rows, {} ranked models, loaded in {:.3f} s",
+            (*index)->stack_count(), (*index)->row_count(), (*index)->ranked_model_count(),
+            sources.last_load_seconds());
+
+  serve::StaticAssets assets;
+  if (options.web.empty()) {
+    assets = serve::StaticAssets::from_contents(serve::embedded_page_files());
+  } else {
+    auto loaded = serve::StaticAssets::load(options.web);
+    if (!loaded.ok()) return report(loaded.error());
+    assets = std::move(*loaded);
+  }
+
+  std::atomic<serve::HttpServer*> server_for_gauges{nullptr};
+  std::mutex sources_mutex;
+  serve::SpaceService service(std::move(assets), std::move(*index),
+                              [&](serve::IndexGauges& gauges) {
+                                {
+                                  std::lock_guard lock(sources_mutex);
+                                  gauges.reloads = sources.reloads();
+                                  gauges.reload_failures = sources.reload_failures();
+                                  gauges.last_load_seconds = sources.last_load_seconds();
+                                }
+                                if (serve::HttpServer* server = server_for_gauges.load()) {
+                                  gauges.open_connections = server->open_connections();
+                                  gauges.rejected_requests = server->rejected_requests();
+                                }
+                              });
+
+  // Signals are taken by sigtimedwait on this thread; every other thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  raise_open_file_limit();
+
+  serve::ServerLimits limits;
+  limits.max_connections = options.max_connections;
+  limits.threads = options.threads;
+  limits.request_deadline =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.request_deadline_seconds * 1000));
+  auto server = serve::HttpServer::start(
+      options.host, static_cast<std::uint16_t>(options.port), limits,
+      [&service](const serve::HttpRequest& request) { return service.handle(request); });
+  if (!server.ok()) return report(server.error());
+  server_for_gauges = server->get();
+  // The one line on stdout: scripts and tests read the port from it.
+  std::cout << fmt::format("serving on http://{}:{}/", options.host, (*server)->port())
+            << std::endl;
+
+  std::mutex stop_mutex;
+  std::condition_variable stop_signal;
+  bool stopping = false;
+  std::thread reloader([&] {
+    const auto period = std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::max(0.05, options.reload_seconds) * 1000));
+    std::unique_lock lock(stop_mutex);
+    while (!stop_signal.wait_for(lock, period, [&] { return stopping; })) {
+      lock.unlock();
+      std::shared_ptr<const serve::SpaceIndex> fresh;
+      {
+        std::lock_guard sources_lock(sources_mutex);
+        fresh = sources.reload_if_changed();
+      }
+      if (fresh) {
+        log::info("reloaded: {} stacks, {} rows", fresh->stack_count(), fresh->row_count());
+        service.set_index(std::move(fresh));
+      }
+      lock.lock();
+    }
+  });
+
+  const auto deadline = options.exit_after_seconds > 0
+                            ? std::chrono::steady_clock::now() +
+                                  std::chrono::milliseconds(
+                                      static_cast<std::int64_t>(options.exit_after_seconds * 1000))
+                            : std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    timespec wait{1, 0};
+    const int signal = sigtimedwait(&signals, nullptr, &wait);
+    if (signal == SIGINT || signal == SIGTERM) {
+      log::info("stopping on signal {}", signal);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      log::info("stopping: --exit-after reached");
+      break;
+    }
+  }
+  {
+    std::lock_guard lock(stop_mutex);
+    stopping = true;
+  }
+  stop_signal.notify_all();
+  reloader.join();
+  server_for_gauges = nullptr;
+  (*server)->stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_serve_command(const CommandRegistry& registry) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* serve =
+      registry.root->add_subcommand("serve", "Serve the Space: the JSON API and the page");
+  serve->add_option("--data", options->data, "The dataset folder (holds data/*.parquet)")
+      ->required();
+  serve->add_option("--rankings", options->rankings,
+                    "Folder of rankings snapshots <task>__<sort>.json");
+  serve->add_option("--catalog", options->catalog,
+                    "Folder of the catalog: selected.toml, exclusions.toml");
+  serve
+      ->add_option("--backends", options->backends,
+                   "Folder of backend profiles, for the cache prefetch commands")
+      ->capture_default_str();
+  serve->add_option("--host", options->host, "Address to listen on")->capture_default_str();
+  serve->add_option("--port", options->port, "Port to listen on (0 picks a free one)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve
+      ->add_option("--reload-interval", options->reload_seconds,
+                   "Seconds between looks for new or replaced files")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections", options->max_connections,
+                   "Connections served at once; more are answered 503")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  serve->add_option("--threads", options->threads, "Worker threads (0: one per core)")
+      ->capture_default_str();
+  serve
+      ->add_option("--request-deadline", options->request_deadline_seconds,
+                   "Seconds a client has to send each request whole")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  serve->add_option("--web", options->web,
+                    "Serve the page from this folder instead of the copy built in");
+  serve->add_option("--exit-after", options->exit_after_seconds,
+                    "Stop by itself after this many seconds (for tests)");
+  serve->callback(
+      [options, action = registry.action] { *action = [options] { return run_serve(*options); }; });
+}
+
+}  // namespace canrun::cli

@@ -1,0 +1,494 @@
+#include "serve/space_index.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "core/text.h"
+#include "dataset/row_json.h"
+#include "serve/version_order.h"
+
+namespace canrun::serve {
+namespace {
+
+using dataset::VerdictRow;
+using nlohmann::json;
+
+std::string lookup_key(std::string_view model_id, std::string_view task) {
+  std::string key;
+  key.reserve(model_id.size() + task.size() + 1);
+  key.append(model_id).push_back('\n');
+  key.append(task);
+  return key;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& byte : out) byte = static_cast<char>(std::tolower(static_cast<unsigned char>(byte)));
+  return out;
+}
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json stack_json(const dataset::StackKey& key) {
+  return {{"backend", key.backend},
+          {"compiler", key.compiler},
+          {"compiler_version", key.compiler_version},
+          {"library", key.library},
+          {"library_version", key.library_version},
+          {"display", key.display()}};
+}
+
+//! PASS followed (newer) by one of these is a regression.
+bool is_failure(std::string_view result) {
+  return result.starts_with("FAIL_") || result == "TIMEOUT" || result == "CRASH";
+}
+
+QueryError bad_parameter(std::string name, std::string message) {
+  return QueryError{400, std::move(message), {std::move(name)}};
+}
+
+std::string known_list(const std::vector<std::string>& names) {
+  if (names.empty()) return "none";
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+std::string_view view_name(View view) {
+  switch (view) {
+    case View::kSelected:
+      return "selected";
+    case View::kTrending:
+      return "trending";
+    case View::kDownloads:
+      return "downloads";
+  }
+  return "selected";
+}
+
+std::optional<View> parse_view(std::string_view text) {
+  for (View view : {View::kSelected, View::kTrending, View::kDownloads}) {
+    if (text == view_name(view)) return view;
+  }
+  return std::nullopt;
+}
+
+StackVerdicts::StackVerdicts(dataset::StackKey key, std::vector<VerdictRow> rows)
+    : key_(std::move(key)), rows_(std::move(rows)) {
+  by_model_task_.reserve(rows_.size());
+  for (std::size_t idx = 0; idx < rows_.size(); ++idx) {
+    by_model_task_.emplace(lookup_key(rows_[idx].model_id, rows_[idx].task), idx);
+  }
+}
+
+const VerdictRow* StackVerdicts::find(std::string_view model_id, std::string_view task) const {
+  const auto found = by_model_task_.find(lookup_key(model_id, task));
+  return found == by_model_task_.end() ? nullptr : &rows_[found->second];
+}
+
+std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
+  auto index = std::shared_ptr<SpaceIndex>(new SpaceIndex());
+  index->inputs_ = std::move(inputs);
+  const IndexInputs& in = index->inputs_;
+
+  std::map<std::string, std::size_t> rows_per_backend;
+  std::set<std::string> tasks;
+  for (const auto& stack : in.stacks) {
+    index->stacks_.push_back(stack.get());
+    index->row_count_ += stack->rows().size();
+    rows_per_backend[stack->key().backend] += stack->rows().size();
+    for (const VerdictRow& row : stack->rows()) tasks.insert(row.task);
+  }
+  std::sort(index->stacks_.begin(), index->stacks_.end(),
+            [](const StackVerdicts* a, const StackVerdicts* b) {
+              const auto& ka = a->key();
+              const auto& kb = b->key();
+              if (ka.backend != kb.backend) return ka.backend < kb.backend;
+              if (int order = compare_versions(ka.compiler_version, kb.compiler_version)) {
+                return order > 0;
+              }
+              if (ka.library != kb.library) return ka.library > kb.library;
+              return compare_versions(ka.library_version, kb.library_version) > 0;
+            });
+  for (const auto& [backend, rows] : rows_per_backend) index->backends_.push_back(backend);
+  std::stable_sort(index->backends_.begin(), index->backends_.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     return rows_per_backend[a] > rows_per_backend[b];
+                   });
+
+  // Rankings: each snapshot is a view; the Selected view borrows their numbers.
+  std::map<std::pair<std::string, std::string>, std::unordered_map<std::string, const RankedModel*>>
+      ranked_by_id;
+  for (const RankingSnapshot& snapshot : in.rankings) {
+    tasks.insert(snapshot.task);
+    auto& by_id = ranked_by_id[{snapshot.task, snapshot.sort}];
+    for (const RankedModel& model : snapshot.models) by_id.emplace(model.id, &model);
+  }
+  auto ranked = [&](const std::string& task, const char* sort,
+                    const std::string& id) -> const RankedModel* {
+    const auto table = ranked_by_id.find({task, sort});
+    if (table == ranked_by_id.end()) return nullptr;
+    const auto found = table->second.find(id);
+    return found == table->second.end() ? nullptr : found->second;
+  };
+  for (const auto& [task, models] : in.catalog.selected) {
+    tasks.insert(task);
+    for (const CuratedModel& model : models) {
+      if (!model.note.empty()) index->notes_.emplace(model.id, model.note);
+    }
+  }
+  for (const std::string& task : tasks) {
+    auto& selected = index->views_[{task, View::kSelected}];
+    if (const auto found = in.catalog.selected.find(task); found != in.catalog.selected.end()) {
+      int rank = 0;
+      for (const CuratedModel& model : found->second) {
+        selected.push_back({model.id, lower(model.id), ++rank, ranked(task, "downloads", model.id),
+                            ranked(task, "trending", model.id), model.note});
+      }
+    }
+    index->views_[{task, View::kTrending}];
+    index->views_[{task, View::kDownloads}];
+  }
+  for (const RankingSnapshot& snapshot : in.rankings) {
+    const View view = snapshot.sort == "trending" ? View::kTrending : View::kDownloads;
+    auto& entries = index->views_[{snapshot.task, view}];
+    entries.clear();
+    int rank = 0;
+    for (const RankedModel& model : snapshot.models) {
+      const auto note = index->notes_.find(model.id);
+      entries.push_back({model.id, lower(model.id), ++rank,
+                         ranked(snapshot.task, "downloads", model.id),
+                         ranked(snapshot.task, "trending", model.id),
+                         note == index->notes_.end() ? std::string() : note->second});
+    }
+    index->ranked_count_ += snapshot.models.size();
+  }
+  index->tasks_.assign(tasks.begin(), tasks.end());
+  // text-generation first: it is the task most people come for.
+  std::stable_partition(index->tasks_.begin(), index->tasks_.end(),
+                        [](const std::string& task) { return task == "text-generation"; });
+  return index;
+}
+
+std::optional<std::string> SpaceIndex::prefetch_command(const std::string& backend,
+                                                        const std::string& compiler_version) const {
+  const auto found = inputs_.prefetch_templates.find(backend);
+  if (found == inputs_.prefetch_templates.end()) return std::nullopt;
+  std::string command = found->second;
+  static constexpr std::string_view kPlaceholder = "{compiler_version}";
+  for (std::size_t pos = command.find(kPlaceholder); pos != std::string::npos;
+       pos = command.find(kPlaceholder, pos + compiler_version.size())) {
+    command.replace(pos, kPlaceholder.size(), compiler_version);
+  }
+  return command;
+}
+
+std::optional<CatalogExclusion> SpaceIndex::exclusion_of(std::string_view model_id) const {
+  if (!inputs_.catalog.exclusion) return std::nullopt;
+  auto id = ModelId::parse(model_id);
+  if (!id.ok()) return std::nullopt;
+  return inputs_.catalog.exclusion(*id);
+}
+
+json SpaceIndex::versions_json() const {
+  json backends = json::array();
+  json stacks = json::array();
+  for (const std::string& backend : backends_) {
+    json entry = {{"name", backend}, {"stacks", json::array()}};
+    for (const StackVerdicts* stack : stacks_) {
+      if (stack->key().backend != backend) continue;
+      std::size_t passed = 0;
+      for (const VerdictRow& row : stack->rows()) passed += row.result == "PASS";
+      json item = stack_json(stack->key());
+      item["rows"] = stack->rows().size();
+      item["passed"] = passed;
+      entry["stacks"].push_back(item);
+      stacks.push_back(item);
+    }
+    entry["compiler"] = entry["stacks"].empty() ? "" : entry["stacks"][0]["compiler"];
+    backends.push_back(std::move(entry));
+  }
+  json defaults = nullptr;
+  if (!backends_.empty()) {
+    for (const StackVerdicts* stack : stacks_) {
+      if (stack->key().backend == backends_.front()) {
+        defaults = stack_json(stack->key());
+        break;
+      }
+    }
+  }
+  return {{"backends", backends},
+          {"stacks", stacks},
+          {"tasks", tasks_},
+          {"views", {"selected", "trending", "downloads"}},
+          {"default", defaults}};
+}
+
+QueryResult<const StackVerdicts*> SpaceIndex::resolve_stack(
+    const std::string& backend, const std::string& compiler_version,
+    const std::string& library_version) const {
+  if (stacks_.empty()) {
+    if (!backend.empty() || !compiler_version.empty() || !library_version.empty()) {
+      return QueryError{400,
+                        "the dataset has no results yet, so no stack can be chosen",
+                        {"backend", "compiler_version", "library_version"}};
+    }
+    return static_cast<const StackVerdicts*>(nullptr);
+  }
+  const std::string chosen_backend = backend.empty() ? backends_.front() : backend;
+  if (std::find(backends_.begin(), backends_.end(), chosen_backend) == backends_.end()) {
+    return bad_parameter("backend",
+                         fmt::format("backend {} has no results; known: {}",
+                                     quote_for_message(chosen_backend), known_list(backends_)));
+  }
+  std::vector<std::string> compiler_versions;
+  std::vector<std::string> library_versions;
+  const StackVerdicts* chosen = nullptr;
+  for (const StackVerdicts* stack : stacks_) {  // newest first
+    const auto& key = stack->key();
+    if (key.backend != chosen_backend) continue;
+    if (std::find(compiler_versions.begin(), compiler_versions.end(), key.compiler_version) ==
+        compiler_versions.end()) {
+      compiler_versions.push_back(key.compiler_version);
+    }
+    if (!compiler_version.empty() && key.compiler_version != compiler_version) continue;
+    if (compiler_version.empty() && key.compiler_version != compiler_versions.front()) continue;
+    library_versions.push_back(key.library_version);
+    if (!library_version.empty() && key.library_version != library_version) continue;
+    if (!chosen) chosen = stack;
+  }
+  if (!compiler_version.empty() && std::find(compiler_versions.begin(), compiler_versions.end(),
+                                             compiler_version) == compiler_versions.end()) {
+    return bad_parameter("compiler_version",
+                         fmt::format("compiler_version {} has no results on backend {}; known: {}",
+                                     quote_for_message(compiler_version), chosen_backend,
+                                     known_list(compiler_versions)));
+  }
+  if (!chosen) {
+    return bad_parameter("library_version",
+                         fmt::format("library_version {} has no results with that compiler "
+                                     "version on backend {}; known: {}",
+                                     quote_for_message(library_version), chosen_backend,
+                                     known_list(library_versions)));
+  }
+  return chosen;
+}
+
+json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
+                            const StackVerdicts& stack) const {
+  const RankedModel* numbers = entry.downloads ? entry.downloads : entry.trending;
+  json out = {
+      {"rank", entry.rank},
+      {"id", entry.id},
+      {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
+      {"likes", numbers ? json(numbers->likes) : json(nullptr)},
+      {"trending_score", entry.trending ? json(entry.trending->trending_score) : json(nullptr)},
+      {"note", entry.note.empty() ? json(nullptr) : json(entry.note)}};
+  const VerdictRow* row = stack.find(entry.id, task);
+  const auto exclusion = row && row->result != "EXCLUDED" ? std::nullopt : exclusion_of(entry.id);
+  if (row) {
+    out["status"] = row->result;
+    out["exclusion_reason"] = optional_json(row->exclusion_reason);
+    out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
+    out["error_signature"] = optional_json(row->error_signature);
+    out["cores"] = optional_json(row->cores);
+    out["parallelism"] = optional_json(row->parallelism);
+    out["runtime_s"] = optional_json(row->runtime_s);
+    out["peak_device_memory_bytes"] = optional_json(row->peak_device_memory_bytes);
+  } else {
+    out["status"] = exclusion ? "EXCLUDED" : "not tested";
+    out["exclusion_reason"] = exclusion ? json(exclusion->reason) : json(nullptr);
+    out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
+    for (const char* key :
+         {"error_signature", "cores", "parallelism", "runtime_s", "peak_device_memory_bytes"}) {
+      out[key] = nullptr;
+    }
+  }
+  return out;
+}
+
+QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
+  std::string task = query.task;
+  if (task.empty()) {
+    if (tasks_.empty()) {
+      return json{{"view", view_name(query.view)},
+                  {"task", nullptr},
+                  {"search", query.search},
+                  {"stack", nullptr},
+                  {"total", 0},
+                  {"offset", query.offset},
+                  {"limit", query.limit},
+                  {"models", json::array()}};
+    }
+    task = tasks_.front();
+  } else if (std::find(tasks_.begin(), tasks_.end(), task) == tasks_.end()) {
+    return bad_parameter("task", fmt::format("task {} is not known; known: {}",
+                                             quote_for_message(task), known_list(tasks_)));
+  }
+  auto resolved = resolve_stack(query.backend, query.compiler_version, query.library_version);
+  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
+  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+  static const std::vector<ViewEntry> kNoEntries;
+  const auto found = views_.find({task, query.view});
+  const auto& entries = found == views_.end() ? kNoEntries : found->second;
+  const std::string needle = lower(query.search);
+  json models = json::array();
+  std::size_t total = 0;
+  static const StackVerdicts kEmptyStack({}, {});
+  for (const ViewEntry& entry : entries) {
+    if (!needle.empty() && entry.id_lower.find(needle) == std::string::npos) continue;
+    if (total >= query.offset && total - query.offset < query.limit) {
+      models.push_back(entry_json(entry, task, stack ? *stack : kEmptyStack));
+    }
+    ++total;
+  }
+  return json{{"view", view_name(query.view)},
+              {"task", task},
+              {"search", query.search},
+              {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+              {"total", total},
+              {"offset", query.offset},
+              {"limit", query.limit},
+              {"models", std::move(models)}};
+}
+
+QueryResult<json> SpaceIndex::model_json(const ModelId& id,
+                                         const std::map<std::string, std::string>& params) const {
+  auto param = [&](const char* name) {
+    const auto found = params.find(name);
+    return found == params.end() ? std::string() : found->second;
+  };
+  auto resolved =
+      resolve_stack(param("backend"), param("compiler_version"), param("library_version"));
+  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
+  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+
+  // Every task the model appears in: a row on any stack, a ranking or the curated list.
+  std::vector<std::string> model_tasks;
+  for (const std::string& task : tasks_) {
+    bool present = false;
+    for (const StackVerdicts* candidate : stacks_) {
+      if (candidate->find(id.str(), task)) {
+        present = true;
+        break;
+      }
+    }
+    for (View view : {View::kSelected, View::kTrending, View::kDownloads}) {
+      if (present) break;
+      const auto found = views_.find({task, view});
+      if (found == views_.end()) continue;
+      present = std::any_of(found->second.begin(), found->second.end(),
+                            [&](const ViewEntry& entry) { return entry.id == id.str(); });
+    }
+    if (present) model_tasks.push_back(task);
+  }
+  if (model_tasks.empty()) {
+    return QueryError{
+        404,
+        fmt::format("model {} is not in the dataset, the rankings or the curated list",
+                    quote_for_message(id.str())),
+        {}};
+  }
+  std::string task = param("task");
+  if (task.empty()) {
+    task = model_tasks.front();
+    for (const std::string& candidate : model_tasks) {
+      if (stack && stack->find(id.str(), candidate)) {
+        task = candidate;
+        break;
+      }
+    }
+  } else if (std::find(model_tasks.begin(), model_tasks.end(), task) == model_tasks.end()) {
+    return bad_parameter("task",
+                         fmt::format("model {} has nothing for task {}; it has: {}", id.str(),
+                                     quote_for_message(task), known_list(model_tasks)));
+  }
+
+  json rankings = json::array();
+  for (View view : {View::kSelected, View::kTrending, View::kDownloads}) {
+    const auto found = views_.find({task, view});
+    if (found == views_.end()) continue;
+    for (const ViewEntry& entry : found->second) {
+      if (entry.id != id.str()) continue;
+      rankings.push_back({{"view", view_name(view)}, {"rank", entry.rank}});
+      break;
+    }
+  }
+  const RankedModel* numbers = nullptr;
+  for (View view : {View::kDownloads, View::kTrending}) {
+    const auto found = views_.find({task, view});
+    if (numbers || found == views_.end()) continue;
+    for (const ViewEntry& entry : found->second) {
+      if (entry.id == id.str()) {
+        numbers = entry.downloads ? entry.downloads : entry.trending;
+        break;
+      }
+    }
+  }
+  const auto exclusion = exclusion_of(id.str());
+  const auto note = notes_.find(id.str());
+  const VerdictRow* row = stack ? stack->find(id.str(), task) : nullptr;
+
+  json out = {{"id", id.str()},
+              {"task", task},
+              {"tasks", model_tasks},
+              {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+              {"note", note == notes_.end() ? json(nullptr) : json(note->second)},
+              {"exclusion", exclusion ? json{{"reason", exclusion->reason}, {"why", exclusion->why}}
+                                      : json(nullptr)},
+              {"rankings", rankings},
+              {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
+              {"likes", numbers ? json(numbers->likes) : json(nullptr)},
+              {"status", row ? json(row->result) : json(exclusion ? "EXCLUDED" : "not tested")},
+              {"verdict", row ? dataset::row_to_json(*row) : json(nullptr)},
+              {"run_command", "python3 run.py"}};
+  std::optional<std::string> prefetch;
+  if (stack) {
+    prefetch = prefetch_command(stack->key().backend,
+                                row ? row->compiler_version : stack->key().compiler_version);
+  }
+  out["prefetch_command"] = prefetch ? json(*prefetch) : json(nullptr);
+  if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
+
+  // History on this backend, newest first; a failure right after a PASS is a regression.
+  json history = json::array();
+  if (stack) {
+    std::vector<const StackVerdicts*> same_backend;
+    for (const StackVerdicts* candidate : stacks_) {
+      if (candidate->key().backend == stack->key().backend) same_backend.push_back(candidate);
+    }
+    for (std::size_t idx = 0; idx < same_backend.size(); ++idx) {
+      const StackVerdicts* at = same_backend[idx];
+      const VerdictRow* at_row = at->find(id.str(), task);
+      const VerdictRow* older_row = nullptr;
+      for (std::size_t older = idx + 1; older < same_backend.size() && !older_row; ++older) {
+        older_row = same_backend[older]->find(id.str(), task);
+      }
+      json item = stack_json(at->key());
+      item["current"] = at == stack;
+      item["status"] = at_row ? at_row->result : "not tested";
+      item["cores"] = at_row ? optional_json(at_row->cores) : json(nullptr);
+      item["runtime_s"] = at_row ? optional_json(at_row->runtime_s) : json(nullptr);
+      item["peak_device_memory_bytes"] =
+          at_row ? optional_json(at_row->peak_device_memory_bytes) : json(nullptr);
+      item["error_signature"] = at_row ? optional_json(at_row->error_signature) : json(nullptr);
+      item["started_at"] =
+          at_row ? json(dataset::format_timestamp(at_row->started_at)) : json(nullptr);
+      item["regression"] =
+          at_row && older_row && is_failure(at_row->result) && older_row->result == "PASS";
+      item["fixed"] =
+          at_row && older_row && at_row->result == "PASS" && is_failure(older_row->result);
+      history.push_back(std::move(item));
+    }
+  }
+  out["history"] = std::move(history);
+  return out;
+}
+
+}  // namespace canrun::serve

@@ -1,0 +1,146 @@
+// SpaceIndex: everything the Space answers from, in memory — every stack's verdicts, the Hub
+// rankings, the curated list and exclusions, the cache prefetch command of each backend.
+// Built once from its inputs and never changed; a reload builds a new one and swaps it in
+// (SpaceService), so queries never touch the disk and never see half an update.
+//
+// Thread safety: immutable after build(); const methods may be called from many threads.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "core/model_id.h"
+#include "core/result.h"
+#include "dataset/stack_key.h"
+#include "dataset/verdict_row.h"
+#include "serve/rankings.h"
+
+namespace canrun::serve {
+
+//! One stack file's rows with a lookup by (model id, task). Shared between successive indexes
+//! while its file is unchanged.
+class StackVerdicts {
+ public:
+  StackVerdicts(dataset::StackKey key, std::vector<dataset::VerdictRow> rows);
+
+  const dataset::StackKey& key() const { return key_; }
+  const std::vector<dataset::VerdictRow>& rows() const { return rows_; }
+  //! The row of (model, task), or nullptr.
+  const dataset::VerdictRow* find(std::string_view model_id, std::string_view task) const;
+
+ private:
+  dataset::StackKey key_;
+  std::vector<dataset::VerdictRow> rows_;
+  std::unordered_map<std::string, std::size_t> by_model_task_;  //!< "model\ntask" → row
+};
+
+//! A curator's entry of the Selected view.
+struct CuratedModel {
+  std::string id;
+  std::string note;
+};
+
+//! Why a model is not tested, from the catalog's exclusions.
+struct CatalogExclusion {
+  std::string reason;
+  std::string why;
+};
+
+//! The catalog as the index needs it (filled from src/catalog/ by the loader).
+struct CatalogFacts {
+  std::map<std::string, std::vector<CuratedModel>> selected;  //!< task → curated order
+  //! The exclusion matching a model, if any; empty function when there is no exclusions file.
+  std::function<std::optional<CatalogExclusion>(const ModelId&)> exclusion;
+};
+
+struct IndexInputs {
+  std::vector<std::shared_ptr<const StackVerdicts>> stacks;
+  std::vector<RankingSnapshot> rankings;
+  CatalogFacts catalog;
+  //! backend → prefetch command template with {compiler_version}; absent: no public cache.
+  std::map<std::string, std::string> prefetch_templates;
+};
+
+enum class View { kSelected, kTrending, kDownloads };
+
+//! A parsed /api/models query; strings empty when not given.
+struct ModelsQuery {
+  View view = View::kSelected;
+  std::string task;
+  std::string search;
+  std::string backend;
+  std::string compiler_version;
+  std::string library_version;
+  std::size_t offset = 0;
+  std::size_t limit = 50;
+};
+
+//! A query's error: the message and the parameters it names (for a 400 or 404).
+struct QueryError {
+  int status;
+  std::string message;
+  std::vector<std::string> parameters;
+};
+
+template <typename T>
+using QueryResult = std::variant<T, QueryError>;
+
+class SpaceIndex {
+ public:
+  static std::shared_ptr<const SpaceIndex> build(IndexInputs inputs);
+
+  //! /api/versions: backends, their stacks newest first, the tasks, the defaults.
+  nlohmann::json versions_json() const;
+  //! /api/models
+  QueryResult<nlohmann::json> models_json(const ModelsQuery& query) const;
+  //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
+  QueryResult<nlohmann::json> model_json(const ModelId& id,
+                                         const std::map<std::string, std::string>& params) const;
+
+  std::size_t stack_count() const { return stacks_.size(); }
+  std::size_t row_count() const { return row_count_; }
+  std::size_t ranked_model_count() const { return ranked_count_; }
+
+  //! The cache prefetch command of `backend` for `compiler_version`, if the backend has one.
+  std::optional<std::string> prefetch_command(const std::string& backend,
+                                              const std::string& compiler_version) const;
+
+ private:
+  struct ViewEntry {
+    std::string id;
+    std::string id_lower;
+    int rank = 0;
+    const RankedModel* downloads = nullptr;  //!< from the downloads snapshot, if listed there
+    const RankedModel* trending = nullptr;   //!< from the trending snapshot, if listed there
+    std::string note;
+  };
+  QueryResult<const StackVerdicts*> resolve_stack(const std::string& backend,
+                                                  const std::string& compiler_version,
+                                                  const std::string& library_version) const;
+  nlohmann::json entry_json(const ViewEntry& entry, const std::string& task,
+                            const StackVerdicts& stack) const;
+  std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;
+
+  IndexInputs inputs_;
+  //! Newest first within a backend; backends by name.
+  std::vector<const StackVerdicts*> stacks_;
+  std::vector<std::string> backends_;  //!< the default one first
+  std::vector<std::string> tasks_;
+  std::map<std::pair<std::string, View>, std::vector<ViewEntry>> views_;
+  std::map<std::string, std::string, std::less<>> notes_;  //!< model → curator's note
+  std::size_t row_count_ = 0;
+  std::size_t ranked_count_ = 0;
+};
+
+//! "selected" / "trending" / "downloads"
+std::string_view view_name(View view);
+std::optional<View> parse_view(std::string_view text);
+
+}  // namespace canrun::serve

@@ -1,0 +1,164 @@
+#include "serve/space_index.h"
+
+#include <gtest/gtest.h>
+
+#include "dataset/test_rows.h"
+
+namespace canrun::serve {
+namespace {
+
+using dataset::VerdictRow;
+using dataset::testing::full_row;
+using nlohmann::json;
+
+VerdictRow row_on(std::string model, std::string compiler_version, std::string result) {
+  VerdictRow row = full_row(std::move(model));
+  row.compiler_version = std::move(compiler_version);
+  row.result = std::move(result);
+  if (row.result != "PASS") {
+    row.error = "RuntimeError: boom";
+    row.error_signature = "boom";
+  }
+  return row;
+}
+
+std::shared_ptr<const StackVerdicts> stack_of(std::vector<VerdictRow> rows) {
+  auto key = dataset::stack_key_of(rows.front());
+  EXPECT_TRUE(key.ok());
+  return std::make_shared<const StackVerdicts>(*key, std::move(rows));
+}
+
+RankingSnapshot ranking(std::string sort, std::vector<std::string> ids) {
+  RankingSnapshot snapshot{"text-generation", std::move(sort), "2026-12-02T15:00:00Z", {}};
+  std::int64_t downloads = 1'000'000;
+  for (auto& id : ids) snapshot.models.push_back({std::move(id), downloads -= 1000, 10, 5.5});
+  return snapshot;
+}
+
+//! Two neuron stacks: 2.9.1 (older) and 2.16.372.0 (newer); Qwen regresses on the newer one.
+std::shared_ptr<const SpaceIndex> sample_index() {
+  IndexInputs inputs;
+  inputs.stacks.push_back(stack_of({row_on("Qwen/Qwen3-0.6B", "2.9.1", "PASS"),
+                                    row_on("google/gemma-3-1b-it", "2.9.1", "FAIL_COMPILE")}));
+  inputs.stacks.push_back(stack_of({row_on("Qwen/Qwen3-0.6B", "2.16.372.0", "FAIL_COMPILE"),
+                                    row_on("google/gemma-3-1b-it", "2.16.372.0", "PASS")}));
+  inputs.rankings.push_back(
+      ranking("downloads", {"google/gemma-3-1b-it", "Qwen/Qwen3-0.6B", "meta-llama/Llama-3.2-1B",
+                            "openai-community/gpt2"}));
+  inputs.rankings.push_back(ranking("trending", {"openai-community/gpt2", "Qwen/Qwen3-0.6B"}));
+  inputs.catalog.selected["text-generation"] = {{"Qwen/Qwen3-0.6B", ""},
+                                                {"openai-community/gpt2", "<b>small</b>"}};
+  inputs.catalog.exclusion = [](const ModelId& id) -> std::optional<CatalogExclusion> {
+    if (id.owner() == "meta-llama") return CatalogExclusion{"gated", "Needs a token."};
+    return std::nullopt;
+  };
+  inputs.prefetch_templates["neuron"] = "sync neuronxcc-{compiler_version} /tmp/cache";
+  return SpaceIndex::build(std::move(inputs));
+}
+
+json models(const SpaceIndex& index, ModelsQuery query) {
+  auto result = index.models_json(query);
+  EXPECT_TRUE(std::holds_alternative<json>(result)) << std::get<QueryError>(result).message;
+  return std::holds_alternative<json>(result) ? std::get<json>(result) : json();
+}
+
+TEST(SpaceIndex, VersionsAreNewestFirstByNumber) {
+  const auto index = sample_index();
+  const json versions = index->versions_json();
+  ASSERT_EQ(versions["stacks"].size(), 2u);
+  EXPECT_EQ(versions["stacks"][0]["compiler_version"], "2.16.372.0");
+  EXPECT_EQ(versions["stacks"][1]["compiler_version"], "2.9.1");
+  EXPECT_EQ(versions["default"]["compiler_version"], "2.16.372.0");
+  EXPECT_EQ(versions["tasks"], json({"text-generation"}));
+}
+
+TEST(SpaceIndex, SelectedViewKeepsTheCuratorsOrderAndSaysNotTested) {
+  const auto index = sample_index();
+  const json out = models(*index, {});
+  EXPECT_EQ(out["view"], "selected");
+  ASSERT_EQ(out["models"].size(), 2u);
+  EXPECT_EQ(out["models"][0]["id"], "Qwen/Qwen3-0.6B");
+  EXPECT_EQ(out["models"][0]["status"], "FAIL_COMPILE");  // newest stack by default
+  EXPECT_EQ(out["models"][0]["downloads"], 998'000);
+  EXPECT_EQ(out["models"][1]["status"], "not tested");
+  EXPECT_EQ(out["models"][1]["note"], "<b>small</b>");
+}
+
+TEST(SpaceIndex, DownloadsViewJoinsRankingsWithVerdictsAndExclusions) {
+  const auto index = sample_index();
+  ModelsQuery query;
+  query.view = View::kDownloads;
+  query.compiler_version = "2.9.1";
+  const json out = models(*index, query);
+  ASSERT_EQ(out["total"], 4);
+  EXPECT_EQ(out["models"][0]["rank"], 1);
+  EXPECT_EQ(out["models"][0]["status"], "FAIL_COMPILE");
+  EXPECT_EQ(out["models"][1]["status"], "PASS");
+  EXPECT_EQ(out["models"][2]["status"], "EXCLUDED");
+  EXPECT_EQ(out["models"][2]["exclusion_reason"], "gated");
+  EXPECT_EQ(out["models"][2]["exclusion_why"], "Needs a token.");
+  EXPECT_EQ(out["models"][3]["status"], "not tested");
+}
+
+TEST(SpaceIndex, SearchIsACaseInsensitiveSubstringAndPagesCount) {
+  const auto index = sample_index();
+  ModelsQuery query;
+  query.view = View::kDownloads;
+  query.search = "QWEN3";
+  json out = models(*index, query);
+  ASSERT_EQ(out["total"], 1);
+  EXPECT_EQ(out["models"][0]["id"], "Qwen/Qwen3-0.6B");
+  query.search = "";
+  query.offset = 1;
+  query.limit = 2;
+  out = models(*index, query);
+  EXPECT_EQ(out["total"], 4);
+  ASSERT_EQ(out["models"].size(), 2u);
+  EXPECT_EQ(out["models"][0]["rank"], 2);
+}
+
+TEST(SpaceIndex, UnknownTaskOrVersionIsAnErrorNamingTheParameter) {
+  const auto index = sample_index();
+  ModelsQuery query;
+  query.task = "text-to-speech";
+  auto result = index->models_json(query);
+  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
+  EXPECT_EQ(std::get<QueryError>(result).status, 400);
+  EXPECT_EQ(std::get<QueryError>(result).parameters, std::vector<std::string>{"task"});
+  query = {};
+  query.compiler_version = "9.9";
+  result = index->models_json(query);
+  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
+  EXPECT_EQ(std::get<QueryError>(result).parameters, std::vector<std::string>{"compiler_version"});
+  EXPECT_NE(std::get<QueryError>(result).message.find("2.16.372.0"), std::string::npos);
+}
+
+TEST(SpaceIndex, ModelPageHasHistoryWithTheRegressionMarked) {
+  const auto index = sample_index();
+  const auto id = ModelId::parse("Qwen/Qwen3-0.6B");
+  auto result = index->model_json(*id, {});
+  ASSERT_TRUE(std::holds_alternative<json>(result));
+  const json out = std::get<json>(result);
+  EXPECT_EQ(out["status"], "FAIL_COMPILE");
+  EXPECT_EQ(out["verdict"]["run_py"], "import torch\nprint('hello')\n");
+  EXPECT_EQ(out["prefetch_command"], "sync neuronxcc-2.16.372.0 /tmp/cache");
+  ASSERT_EQ(out["history"].size(), 2u);
+  EXPECT_EQ(out["history"][0]["compiler_version"], "2.16.372.0");
+  EXPECT_TRUE(out["history"][0]["regression"]);
+  EXPECT_TRUE(out["history"][0]["current"]);
+  EXPECT_FALSE(out["history"][1]["regression"]);
+
+  const auto gemma = std::get<json>(index->model_json(*ModelId::parse("google/gemma-3-1b-it"), {}));
+  EXPECT_TRUE(gemma["history"][0]["fixed"]);
+}
+
+TEST(SpaceIndex, UnknownModelIs404AndBackendWithoutCacheSaysSo) {
+  const auto index = sample_index();
+  auto result = index->model_json(*ModelId::parse("nobody/nothing"), {});
+  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
+  EXPECT_EQ(std::get<QueryError>(result).status, 404);
+  EXPECT_EQ(index->prefetch_command("cpu", "1.0"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace canrun::serve

@@ -1,0 +1,102 @@
+#include "serve/space_service.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dataset/test_rows.h"
+#include "serve/static_assets.h"
+
+namespace canrun::serve {
+namespace {
+
+using nlohmann::json;
+
+std::shared_ptr<const SpaceIndex> index_with(std::string result) {
+  auto row = dataset::testing::full_row("Qwen/Qwen3-0.6B");
+  row.result = std::move(result);
+  if (row.result != "PASS") row.error = "boom";
+  IndexInputs inputs;
+  auto key = dataset::stack_key_of(row);
+  inputs.stacks.push_back(
+      std::make_shared<const StackVerdicts>(*key, std::vector<dataset::VerdictRow>{row}));
+  inputs.catalog.selected["text-generation"] = {{"Qwen/Qwen3-0.6B", ""}};
+  return SpaceIndex::build(std::move(inputs));
+}
+
+HttpRequest get(std::string path, std::map<std::string, std::string> query = {}) {
+  HttpRequest request;
+  request.method = "GET";
+  request.path = std::move(path);
+  request.query = std::move(query);
+  return request;
+}
+
+SpaceService make_service(std::shared_ptr<const SpaceIndex> index) {
+  return SpaceService(StaticAssets::from_contents({{"index.html", "<html>page</html>"},
+                                                   {"app.js", std::string(4000, 'x')}}),
+                      std::move(index), nullptr);
+}
+
+TEST(SpaceService, ANewIndexIsServedAtOnceDespiteTheCache) {
+  SpaceService service = make_service(index_with("PASS"));
+  const auto before = service.handle(get("/api/models"));
+  ASSERT_EQ(before.status, 200);
+  EXPECT_EQ(json::parse(*before.body)["models"][0]["status"], "PASS");
+  // A second identical query is answered from the cache: the very same body.
+  EXPECT_EQ(service.handle(get("/api/models")).body, before.body);
+  service.set_index(index_with("FAIL_OOM"));
+  const auto after = service.handle(get("/api/models"));
+  EXPECT_EQ(json::parse(*after.body)["models"][0]["status"], "FAIL_OOM");
+}
+
+TEST(SpaceService, BadParametersAre400NamingThem) {
+  SpaceService service = make_service(index_with("PASS"));
+  const auto response = service.handle(get("/api/models", {{"view", "all"}, {"colour", "red"}}));
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(json::parse(*response.body)["parameters"], json({"colour"}));
+  const auto view = service.handle(get("/api/models", {{"view", "all"}}));
+  EXPECT_EQ(json::parse(*view.body)["parameters"], json({"view"}));
+  EXPECT_EQ(service.handle(get("/api/model/not-an-id")).status, 400);
+  EXPECT_EQ(service.handle(get("/api/nothing")).status, 404);
+}
+
+TEST(SpaceService, OnlyTheShippedFilesAreServed) {
+  SpaceService service = make_service(index_with("PASS"));
+  EXPECT_EQ(service.handle(get("/")).status, 200);
+  EXPECT_EQ(*service.handle(get("/model/Qwen/Qwen3-0.6B")).body, "<html>page</html>");
+  for (const char* path : {"/etc/passwd", "/index.html/..", "/web/app.js", "/app.js.map"}) {
+    EXPECT_EQ(service.handle(get(path)).status, 404) << path;
+  }
+}
+
+TEST(StaticAssets, EtagGivesNotModifiedAndGzipIsSmaller) {
+  const auto assets = StaticAssets::from_contents({{"app.js", std::string(4000, 'x')}});
+  const StaticAsset* asset = assets.find("/app.js");
+  ASSERT_NE(asset, nullptr);
+  HttpRequest request = get("/app.js");
+  request.accepts_gzip = true;
+  const auto packed = assets.respond(*asset, request);
+  EXPECT_EQ(packed.status, 200);
+  EXPECT_LT(packed.body->size(), 100u);
+  request.if_none_match = asset->etag;
+  EXPECT_EQ(assets.respond(*asset, request).status, 304);
+  request.if_none_match = "\"something-else\"";
+  EXPECT_EQ(assets.respond(*asset, request).status, 200);
+  EXPECT_EQ(assets.find("/missing.js"), nullptr);
+}
+
+TEST(ServeMetrics, PrometheusTextCountsRequestsByRouteAndClass) {
+  SpaceService service = make_service(index_with("PASS"));
+  (void)service.handle(get("/api/models"));
+  (void)service.handle(get("/api/models", {{"limit", "x"}}));
+  const auto text = *service.handle(get("/metrics")).body;
+  EXPECT_NE(text.find("canrun_http_requests_total{route=\"api_models\",code=\"2xx\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("canrun_http_requests_total{route=\"api_models\",code=\"4xx\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("canrun_index_rows 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace canrun::serve

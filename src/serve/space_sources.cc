@@ -1,0 +1,227 @@
+#include "serve/space_sources.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+
+#include "catalog/exclusions.h"
+#include "catalog/selected_list.h"
+#include "core/atomic_file.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "core/toml_file.h"
+#include "dataset/dataset.h"
+
+namespace canrun::serve {
+namespace fs = std::filesystem;
+
+Result<std::optional<std::string>> read_prefetch_template(const fs::path& profile) {
+  if (!fs::exists(profile)) {
+    return not_found(fmt::format("backend profile {} does not exist", profile.string()));
+  }
+  CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(profile));
+  const std::string source = profile.string();
+  auto parsed = parse_toml(text, source);
+  if (!parsed.ok()) return corrupt(parsed.error().message());
+  const auto prefetch = (*parsed)["cache"]["prefetch"].value<std::string>();
+  if (!prefetch || prefetch->empty()) return std::optional<std::string>();
+  return std::optional<std::string>(*prefetch);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+//! "size:mtime:inode" of a file, or "-" when it does not exist.
+std::string stamp_text(const fs::path& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return "-";
+  return fmt::format("{}:{}.{}:{}", info.st_size, info.st_mtim.tv_sec, info.st_mtim.tv_nsec,
+                     info.st_ino);
+}
+
+std::string folder_signature(const fs::path& dir, std::string_view extension) {
+  std::map<std::string, std::string> stamps;
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with('.') || !name.ends_with(extension)) continue;
+    stamps.emplace(name, stamp_text(it->path()));
+  }
+  std::string out;
+  for (const auto& [name, stamp] : stamps) out += name + "=" + stamp + ";";
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, SpaceSources::FileStamp> SpaceSources::list_stack_files() const {
+  std::map<std::string, FileStamp> out;
+  const fs::path data_dir = paths_.dataset / "data";
+  std::error_code error;
+  for (fs::directory_iterator it(data_dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with('.') || !name.ends_with(".parquet")) continue;
+    struct stat info {};
+    if (::stat(it->path().c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    out.emplace(name, FileStamp{static_cast<std::uintmax_t>(info.st_size),
+                                static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
+                                    info.st_mtim.tv_nsec,
+                                static_cast<std::uint64_t>(info.st_ino)});
+  }
+  return out;
+}
+
+std::string SpaceSources::side_files_signature() const {
+  std::string out;
+  if (paths_.rankings) out += "rankings:" + folder_signature(*paths_.rankings, ".json") + "|";
+  if (paths_.catalog) {
+    out += "selected:" + stamp_text(*paths_.catalog / "selected.toml") + "|";
+    out += "exclusions:" + stamp_text(*paths_.catalog / "exclusions.toml") + "|";
+  }
+  out += "backends:" + folder_signature(paths_.backends, ".toml");
+  return out;
+}
+
+Status SpaceSources::load_side_inputs() {
+  std::vector<RankingSnapshot> rankings;
+  if (paths_.rankings) {
+    if (!fs::is_directory(*paths_.rankings)) {
+      return not_found(fmt::format("--rankings folder {} does not exist",
+                                   quote_for_message(paths_.rankings->string())));
+    }
+    RankingsLoad loaded = load_rankings_dir(*paths_.rankings);
+    for (const std::string& problem : loaded.problems) log::warning("rankings: {}", problem);
+    rankings = std::move(loaded.snapshots);
+  }
+  CatalogFacts catalog;
+  if (paths_.catalog) {
+    if (!fs::is_directory(*paths_.catalog)) {
+      return not_found(fmt::format("--catalog folder {} does not exist",
+                                   quote_for_message(paths_.catalog->string())));
+    }
+    const fs::path selected_path = *paths_.catalog / "selected.toml";
+    if (fs::exists(selected_path)) {
+      CANRUN_ASSIGN_OR_RETURN(const catalog::SelectedList selected,
+                              catalog::SelectedList::load(selected_path));
+      for (const std::string& task : selected.tasks()) {
+        auto& models = catalog.selected[task];
+        for (const catalog::SelectedModel& model : selected.for_task(task)) {
+          models.push_back({model.id.str(), model.note});
+        }
+      }
+    }
+    const fs::path exclusions_path = *paths_.catalog / "exclusions.toml";
+    if (fs::exists(exclusions_path)) {
+      CANRUN_ASSIGN_OR_RETURN(catalog::Exclusions exclusions,
+                              catalog::Exclusions::load(exclusions_path));
+      auto shared = std::make_shared<const catalog::Exclusions>(std::move(exclusions));
+      catalog.exclusion = [shared](const ModelId& id) -> std::optional<CatalogExclusion> {
+        auto found = shared->match(id);
+        if (!found) return std::nullopt;
+        return CatalogExclusion{found->reason, found->why};
+      };
+    }
+  }
+  std::map<std::string, std::string> templates;
+  std::error_code error;
+  for (fs::directory_iterator it(paths_.backends, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->path().extension() != ".toml") continue;
+    auto prefetch = read_prefetch_template(it->path());
+    if (!prefetch.ok()) {
+      log::warning("{}", prefetch.error().message());
+      continue;
+    }
+    if (*prefetch) templates.emplace(it->path().stem().string(), **prefetch);
+  }
+  rankings_ = std::move(rankings);
+  catalog_ = std::move(catalog);
+  prefetch_templates_ = std::move(templates);
+  return ok_status();
+}
+
+std::shared_ptr<const SpaceIndex> SpaceSources::build_index() {
+  IndexInputs inputs;
+  for (const auto& [name, file] : stacks_) inputs.stacks.push_back(file.verdicts);
+  inputs.rankings = rankings_;
+  inputs.catalog = catalog_;
+  inputs.prefetch_templates = prefetch_templates_;
+  return SpaceIndex::build(std::move(inputs));
+}
+
+Result<std::shared_ptr<const SpaceIndex>> SpaceSources::load() {
+  const auto started = Clock::now();
+  if (!fs::is_directory(paths_.dataset)) {
+    return not_found(fmt::format("dataset folder {} does not exist",
+                                 quote_for_message(paths_.dataset.string())));
+  }
+  side_signature_ = side_files_signature();
+  CANRUN_RETURN_IF_ERROR(load_side_inputs());
+  // Stamps first: a file replaced while load_all reads it shows a new stamp at the next poll.
+  const auto stamps = list_stack_files();
+  dataset::DatasetSnapshot snapshot = dataset::DatasetDir(paths_.dataset).load_all();
+  for (const auto& problem : snapshot.problems) {
+    log::warning("{}: {}", problem.path.string(), problem.problem);
+  }
+  for (dataset::StackTable& table : snapshot.stacks) {
+    const std::string name = table.path.filename().string();
+    const auto stamp = stamps.find(name);
+    stacks_[name] = StackFile{
+        stamp == stamps.end() ? FileStamp{} : stamp->second,
+        std::make_shared<const StackVerdicts>(std::move(table.key), std::move(table.rows))};
+  }
+  auto index = build_index();
+  last_load_seconds_ = std::chrono::duration<double>(Clock::now() - started).count();
+  return index;
+}
+
+std::shared_ptr<const SpaceIndex> SpaceSources::reload_if_changed() {
+  const auto started = Clock::now();
+  bool changed = false;
+  if (std::string signature = side_files_signature(); signature != side_signature_) {
+    if (auto status = load_side_inputs(); status.ok()) {
+      side_signature_ = std::move(signature);
+      changed = true;
+    } else {
+      ++reload_failures_;
+      log::warning("reload: keeping the previous rankings and catalog: {}",
+                   status.error().message());
+    }
+  }
+  const auto stamps = list_stack_files();
+  for (auto it = stacks_.begin(); it != stacks_.end();) {
+    if (!stamps.contains(it->first)) {
+      it = stacks_.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  const dataset::DatasetDir dataset(paths_.dataset);
+  for (const auto& [name, stamp] : stamps) {
+    const auto known = stacks_.find(name);
+    if (known != stacks_.end() && known->second.stamp == stamp) continue;
+    auto key = dataset::StackKey::parse(name);
+    if (!key.ok()) continue;
+    auto rows = dataset.read_stack(*key);
+    if (!rows.ok()) {
+      ++reload_failures_;
+      log::warning("reload: keeping the previous version of {}: {}", name, rows.error().message());
+      continue;
+    }
+    // The file may have been replaced while it was read: keep the stamp seen before reading,
+    // so that a newer version is read at the next poll.
+    stacks_[name] =
+        StackFile{stamp, std::make_shared<const StackVerdicts>(std::move(*key), std::move(*rows))};
+    changed = true;
+  }
+  if (!changed) return nullptr;
+  auto index = build_index();
+  ++reloads_;
+  last_load_seconds_ = std::chrono::duration<double>(Clock::now() - started).count();
+  return index;
+}
+
+}  // namespace canrun::serve

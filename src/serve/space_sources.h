@@ -1,0 +1,79 @@
+// Where the Space's index comes from, and how it is (re)built: the dataset's stack files, the
+// rankings snapshots, the catalog (curated list, exclusions) and the backend profiles' cache
+// prefetch commands.
+//
+// Reloads are incremental: only stack files whose (size, mtime, inode) changed are read again,
+// the others are shared with the previous index. A file that cannot be read on a reload (a
+// writer's temp file, a file replaced mid-read) keeps its previous version and is retried at
+// the next poll, so a reload never turns a good answer into an error.
+//
+// Thread safety: one thread at a time (the service's reload thread).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "serve/space_index.h"
+
+namespace canrun::serve {
+
+struct SourcePaths {
+  std::filesystem::path dataset;                  //!< DATASET (holds data/)
+  std::optional<std::filesystem::path> rankings;  //!< DIR of <task>__<sort>.json
+  std::optional<std::filesystem::path> catalog;   //!< DIR of selected.toml, exclusions.toml
+  std::filesystem::path backends = "backends";    //!< DIR of <backend>.toml
+};
+
+//! The cache prefetch command template of a backend profile ([cache] prefetch), if it has one.
+//! kNotFound when the profile file does not exist; an error naming the file for bad TOML.
+Result<std::optional<std::string>> read_prefetch_template(const std::filesystem::path& profile);
+
+class SpaceSources {
+ public:
+  explicit SpaceSources(SourcePaths paths) : paths_(std::move(paths)) {}
+
+  //! The first build: every stack file (in parallel), rankings, catalog, profiles. A missing
+  //! dataset folder or an unreadable catalog file is an error; a bad stack file is logged.
+  Result<std::shared_ptr<const SpaceIndex>> load();
+
+  //! A new index when anything changed since the last build, else nullptr.
+  std::shared_ptr<const SpaceIndex> reload_if_changed();
+
+  std::uint64_t reloads() const { return reloads_; }
+  std::uint64_t reload_failures() const { return reload_failures_; }
+  double last_load_seconds() const { return last_load_seconds_; }
+
+ private:
+  struct FileStamp {
+    std::uintmax_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t inode = 0;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+  };
+  struct StackFile {
+    FileStamp stamp;
+    std::shared_ptr<const StackVerdicts> verdicts;
+  };
+
+  std::map<std::string, FileStamp> list_stack_files() const;
+  std::string side_files_signature() const;
+  Status load_side_inputs();
+  std::shared_ptr<const SpaceIndex> build_index();
+
+  SourcePaths paths_;
+  std::map<std::string, StackFile> stacks_;  //!< by file name
+  std::vector<RankingSnapshot> rankings_;
+  CatalogFacts catalog_;
+  std::map<std::string, std::string> prefetch_templates_;
+  std::string side_signature_;
+  std::uint64_t reloads_ = 0;
+  std::uint64_t reload_failures_ = 0;
+  double last_load_seconds_ = 0;
+};
+
+}  // namespace canrun::serve

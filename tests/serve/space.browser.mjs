@@ -1,0 +1,227 @@
+// Browser tier: the Space in Debian's headless chromium, driven by playwright-core.
+// Run by test_browser.py, which starts `canrun serve` on the fixture of space_data.py and sets
+// SPACE_URL and ARTIFACTS_DIR. Screenshots of the main view and a model page (laptop and phone
+// widths) are saved in ARTIFACTS_DIR.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = process.env.SPACE_URL;
+const artifacts = process.env.ARTIFACTS_DIR;
+assert.ok(base && artifacts, 'SPACE_URL and ARTIFACTS_DIR must be set (run through test_browser.py)');
+mkdirSync(artifacts, { recursive: true });
+
+let context;
+let profileDir;
+const pageErrors = [];
+
+before(async () => {
+  profileDir = mkdtempSync(join(tmpdir(), 'canrun-chromium-'));
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 860 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  // The page must not reach anything but our server.
+  await context.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => route.abort());
+});
+
+after(async () => {
+  await context?.close();
+  rmSync(profileDir, { recursive: true, force: true });
+  assert.deepEqual(pageErrors, [], 'the page threw no errors');
+});
+
+async function openPage(path, viewport) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  await page.goto(base + path);
+  await settled(page);
+  return page;
+}
+
+/** Waits until the page has drawn the state of its current URL. */
+const settled = (page) => page.waitForFunction(
+  () => document.getElementById('app').dataset.renderedUrl === location.href);
+
+const rowIds = (page) => page.locator('table.models tbody a.model-link').allTextContents();
+const statusOf = (page, id) =>
+  page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) })
+    .locator('.badge').first().textContent();
+
+test('opens on Selected, in the curator order, with verdicts and exclusion reasons', async () => {
+  const page = await openPage('/');
+  assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
+  const ids = await rowIds(page);
+  assert.equal(ids[0], 'Qwen/Qwen3-0.6B');
+  assert.equal(ids.length, 7);
+  assert.equal(await statusOf(page, 'Qwen/Qwen3-0.6B'), 'FAIL_COMPILE');  // newest stack by default
+  assert.equal(await statusOf(page, 'meta-llama/Llama-3.2-1B-Instruct'), 'EXCLUDED');
+  assert.match(await page.locator('tr', { hasText: 'meta-llama/Llama-3.2-1B-Instruct' }).textContent(), /gated/);
+  assert.equal(await statusOf(page, 'HuggingFaceTB/SmolLM2-135M-Instruct'), 'Not tested');
+  assert.equal(await page.locator('#compiler_version').inputValue(), '2.17.1.0+5e6f7a8b');
+  await page.screenshot({ path: join(artifacts, 'main-laptop.png'), fullPage: true });
+  await page.close();
+});
+
+test('switching views and tasks changes the table and the URL', async () => {
+  const page = await openPage('/');
+  await page.getByRole('tab', { name: 'Downloads' }).click();
+  await page.waitForURL(/view=downloads/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelectorAll('table.models tbody tr').length === 36);
+  assert.equal((await rowIds(page))[0], 'Qwen/Qwen3-0.6B');
+  await page.getByRole('tab', { name: 'Trending' }).click();
+  await page.waitForURL(/view=trending/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelector('table.models tbody a.model-link')?.textContent === 'community-29/tiny-model-29');
+  // Keyboard: arrow keys move between tabs.
+  await page.getByRole('tab', { name: 'Trending' }).focus();
+  await page.keyboard.press('ArrowRight');
+  await page.waitForURL(/view=downloads/);
+  await settled(page);
+  await page.waitForFunction(() => document.activeElement?.id === 'tab-downloads');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.activeElement?.id === 'tab-selected');
+  assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
+  assert.equal(new URL(page.url()).search, '');
+  // Tasks: the fixture's rankings and catalog have text-generation; its task filter holds.
+  await page.locator('#task').selectOption('text-generation');
+  await page.waitForURL(/task=text-generation/);
+  await settled(page);
+  assert.deepEqual(await page.locator('#task option').allTextContents(), ['text-generation']);
+  await page.close();
+});
+
+test('search narrows the table as you type, case-insensitively', async () => {
+  const page = await openPage('/?view=downloads');
+  await page.locator('#search').pressSequentially('QWEN3', { delay: 30 });
+  await page.waitForURL(/q=QWEN3/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelectorAll('table.models tbody tr').length === 2);
+  assert.deepEqual(await rowIds(page), ['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-8B']);
+  assert.equal(await page.locator('#search').evaluate((node) => node === document.activeElement), true);
+  await page.locator('#search').fill('no-such-model-anywhere');
+  await page.waitForSelector('.empty');
+  assert.match(await page.locator('.empty').textContent(), /No model matches/);
+  await page.close();
+});
+
+test('a version switch changes verdicts', async () => {
+  const page = await openPage('/');
+  assert.equal(await statusOf(page, 'Qwen/Qwen3-0.6B'), 'FAIL_COMPILE');
+  await page.locator('#compiler_version').selectOption('2.16.372.0+4a9b2326');
+  await page.waitForURL(/compiler_version=2\.16\.372\.0/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelector('#compiler_version').value.startsWith('2.16'));
+  assert.equal(await statusOf(page, 'Qwen/Qwen3-0.6B'), 'PASS');
+  // Newest first, by number: 2.17 > 2.16 > 2.9.
+  assert.deepEqual(await page.locator('#compiler_version option').allTextContents(),
+    ['2.17.1.0+5e6f7a8b', '2.16.372.0+4a9b2326', '2.9.1.0+1a2b3c4d']);
+  await page.locator('#backend').selectOption('cpu');
+  await page.waitForURL(/backend=cpu/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelector('#compiler_version').value === '2.13.0');
+  assert.equal(await statusOf(page, 'Qwen/Qwen3-0.6B'), 'PASS');
+  await page.close();
+});
+
+test('model page shows run.py, packages, the cache command and history; copy copies', async () => {
+  const page = await openPage('/?compiler_version=2.16.372.0%2B4a9b2326');
+  await page.getByRole('link', { name: 'Qwen/Qwen3-0.6B', exact: true }).click();
+  await page.waitForURL(/\/model\/Qwen\/Qwen3-0\.6B/);
+  await settled(page);
+  await page.waitForSelector('#run-py');
+  assert.match(await page.locator('#run-py').textContent(), /from_pretrained\("Qwen\/Qwen3-0.6B"/);
+  assert.equal(await page.locator('#packages').textContent(), 'pip install torch-neuronx==2.13.3.0 neuronx-cc==2.16.372.0');
+  assert.equal(await page.locator('#prefetch').textContent(),
+    'hf buckets sync hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326 /tmp/neff_cache');
+  assert.equal(await page.locator('#run-command').textContent(), 'python3 run.py');
+  const history = page.locator('table.history tbody tr');
+  assert.equal(await history.count(), 4);
+  assert.match(await history.nth(1).textContent(), /^2\.17\.1\.0\+5e6f7a8b5\.18\.0FAIL_COMPILE▼ regression/);
+  assert.doesNotMatch(await history.nth(0).textContent(), /regression/);
+  await page.getByRole('button', { name: 'Copy run.py' }).click();
+  await page.waitForFunction(() => document.getElementById('toast').textContent === 'run.py copied');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(copied, /^# run\.py: Qwen\/Qwen3-0\.6B on neuron/);
+  await page.screenshot({ path: join(artifacts, 'model-laptop.png'), fullPage: true });
+  await page.close();
+});
+
+test('back/forward and reload keep the state', async () => {
+  const page = await openPage('/');
+  await page.getByRole('tab', { name: 'Downloads' }).click();
+  await page.waitForURL(/view=downloads/);
+  await settled(page);
+  await page.locator('#compiler_version').selectOption('2.9.1.0+1a2b3c4d');
+  await page.waitForURL(/compiler_version=2\.9/);
+  await settled(page);
+  await page.waitForFunction(() => document.querySelector('#compiler_version').value.startsWith('2.9'));
+  await page.getByRole('link', { name: 'google/gemma-3-1b-it', exact: true }).click();
+  await page.waitForURL(/\/model\/google/);
+  await settled(page);
+  assert.equal(await page.locator('.facts .badge').first().textContent(), 'FAIL_COMPILE');
+  await page.goBack();
+  await settled(page);
+  assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Downloads');
+  assert.equal(await page.locator('#compiler_version').inputValue(), '2.9.1.0+1a2b3c4d');
+  await page.goForward();
+  await settled(page);
+  assert.equal(await page.locator('.model-title').textContent(), 'google/gemma-3-1b-it');
+  await page.reload();
+  await settled(page);
+  assert.equal(await page.locator('.facts .badge').first().textContent(), 'FAIL_COMPILE');
+  await page.goBack();
+  await settled(page);
+  await page.reload();
+  await settled(page);
+  assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Downloads');
+  assert.equal(await statusOf(page, 'google/gemma-3-1b-it'), 'FAIL_COMPILE');
+  await page.close();
+});
+
+test('error texts and notes holding <script> and HTML render as text', async () => {
+  const page = await openPage('/');
+  const row = page.locator('tr', { hasText: 'acme-labs/html-note-model' });
+  assert.equal(await row.locator('.note').textContent(),
+    'Curated <b>bold</b> <script>window.__canrunXss = 3</script>');
+  assert.equal(await page.locator('.note b').count(), 0);
+  await page.getByRole('link', { name: 'acme-labs/html-note-model', exact: true }).click();
+  await page.waitForURL(/\/model\/acme-labs/);
+  await settled(page);
+  assert.match(await page.locator('#error-text').textContent(), /<script>window.__canrunXss = 1<\/script> <img src=x/);
+  assert.equal(await page.locator('#main img, #main script, .notice b').count(), 0);
+  assert.equal(await page.evaluate(() => window.__canrunXss), undefined);
+  await page.close();
+});
+
+test('bad parameters in a shared URL show the server error, as text', async () => {
+  const page = await openPage('/?compiler_version=%3Cb%3E9.9%3C%2Fb%3E');
+  const box = page.locator('.error-box');
+  assert.match(await box.textContent(), /compiler_version "<b>9.9<\/b>" has no results/);
+  assert.equal(await box.locator('b').count(), 0);
+  await page.close();
+});
+
+test('phone width: the table and the model page fit', async () => {
+  const phone = { width: 390, height: 844 };
+  let page = await openPage('/', phone);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await page.screenshot({ path: join(artifacts, 'main-phone.png'), fullPage: true });
+  await page.close();
+  page = await openPage('/model/Qwen/Qwen3-0.6B?compiler_version=2.16.372.0%2B4a9b2326', phone);
+  await page.waitForSelector('#run-py');
+  const modelOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(modelOverflow <= 0, `model page scrolls sideways by ${modelOverflow}px`);
+  await page.screenshot({ path: join(artifacts, 'model-phone.png'), fullPage: true });
+  await page.close();
+});

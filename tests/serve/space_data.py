@@ -1,0 +1,108 @@
+"""A small but complete Space: a dataset of several stacks, rankings, a catalog and backend
+profiles, written with the real C++ writer. Shared by the robustness and browser tests."""
+import json
+from pathlib import Path
+
+from conftest import verdict_row
+
+OLD = dict(compiler_version="2.9.1.0+1a2b3c4d")          # older, though "2.9" > "2.16" as text
+MID = dict(compiler_version="2.16.372.0+4a9b2326")
+NEW = dict(compiler_version="2.17.1.0+5e6f7a8b")
+NEW_LIB = dict(compiler_version="2.17.1.0+5e6f7a8b", library_version="5.19.0")
+CPU = dict(backend="cpu", compiler="inductor", compiler_version="2.13.0")
+
+HOSTILE_ERROR = ('RuntimeError: bad <script>window.__canrunXss = 1</script> '
+                 '<img src=x onerror="window.__canrunXss = 2"> & "quotes"')
+HOSTILE_NOTE = 'Curated <b>bold</b> <script>window.__canrunXss = 3</script>'
+
+RUN_PY = """# run.py: Qwen/Qwen3-0.6B on neuron, 1 core, 32 new tokens, greedy.
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B", torch_dtype=torch.bfloat16)
+print("ok")
+"""
+
+CURATED = ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-8B", "meta-llama/Llama-3.2-1B-Instruct",
+           "google/gemma-3-1b-it", "HuggingFaceTB/SmolLM2-135M-Instruct", "openai-community/gpt2",
+           "acme-labs/html-note-model"]
+RANKED = CURATED + [f"community-{idx}/tiny-model-{idx}" for idx in range(1, 30)]
+
+
+def rows():
+    out = []
+    for stack in (OLD, MID, NEW, NEW_LIB):
+        out.append(verdict_row("google/gemma-3-1b-it", "FAIL_COMPILE" if stack is OLD else "PASS",
+                               **stack))
+        out.append(verdict_row("openai-community/gpt2", "PASS", cores=2, parallelism="tp",
+                               runtime_s=95.0, **stack))
+        out.append(verdict_row("meta-llama/Llama-3.2-1B-Instruct", "EXCLUDED",
+                               peak_device_memory_bytes=None, **stack))
+        out.append(verdict_row("acme-labs/html-note-model", "FAIL_RUNTIME", error=HOSTILE_ERROR,
+                               **stack))
+    # The version switch: Qwen3-0.6B passes on 2.16 and regresses on 2.17.
+    out.append(verdict_row("Qwen/Qwen3-0.6B", "PASS", run_py=RUN_PY,
+                           packages=["torch-neuronx==2.13.3.0", "neuronx-cc==2.16.372.0"], **OLD))
+    out.append(verdict_row("Qwen/Qwen3-0.6B", "PASS", run_py=RUN_PY,
+                           packages=["torch-neuronx==2.13.3.0", "neuronx-cc==2.16.372.0"], **MID))
+    out.append(verdict_row("Qwen/Qwen3-0.6B", "FAIL_COMPILE", run_py=RUN_PY,
+                           packages=["torch-neuronx==2.14.0.0", "neuronx-cc==2.17.1.0"],
+                           error="neuronx-cc: error: unsupported op aten::foo", **NEW))
+    out.append(verdict_row("Qwen/Qwen3-0.6B", "FAIL_COMPILE", run_py=RUN_PY,
+                           packages=["torch-neuronx==2.14.0.0", "neuronx-cc==2.17.1.0"],
+                           error="neuronx-cc: error: unsupported op aten::foo", **NEW_LIB))
+    for stack in (NEW, NEW_LIB):
+        out.append(verdict_row("Qwen/Qwen3-8B", "FAIL_OOM", cores=4, parallelism="tp", **stack))
+    for idx in range(1, 12):
+        for stack in (NEW, NEW_LIB):
+            out.append(verdict_row(f"community-{idx}/tiny-model-{idx}",
+                                   "PASS" if idx % 3 else "TIMEOUT", runtime_s=30.0 + idx,
+                                   **stack))
+    out.append(verdict_row("Qwen/Qwen3-0.6B", "PASS", device="cpu", **CPU))
+    return out
+
+
+def write_rankings(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    for sort, ids in (("downloads", RANKED), ("trending", list(reversed(RANKED)))):
+        models = [{"id": model_id, "downloads": 5_000_000 // (rank + 1), "likes": 100 - rank,
+                   "trendingScore": 90 - rank, "pipeline_tag": "text-generation",
+                   "library_name": "transformers", "tags": [], "gated": False,
+                   "createdAt": "2026-01-01T00:00:00Z", "lastModified": "2026-06-01T00:00:00Z"}
+                  for rank, model_id in enumerate(ids)]
+        snapshot = {"task": "text-generation", "sort": sort, "fetched_at": "2026-12-02T15:00:00Z",
+                    "endpoint": "https://huggingface.co", "models": models}
+        (folder / f"text-generation__{sort}.json").write_text(json.dumps(snapshot))
+
+
+def write_catalog(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for model_id in CURATED:
+        note = HOSTILE_NOTE if model_id == "acme-labs/html-note-model" else ""
+        entries.append(f'  {{ id = "{model_id}"' + (f', note = {json.dumps(note)}' if note else "")
+                       + " },")
+    (folder / "selected.toml").write_text("[text-generation]\nmodels = [\n" + "\n".join(entries)
+                                          + "\n]\n")
+    (folder / "exclusions.toml").write_text(
+        '[[exclude]]\nmatch = "meta-llama/*"\nreason = "gated"\n'
+        'why = "Gated on the Hub: needs a token and accepting the license."\n')
+
+
+def write_backends(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "neuron.toml").write_text(
+        '[cache]\nenv = "NEURON_COMPILE_CACHE_URL"\nprefetch = "hf buckets sync '
+        'hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-{compiler_version} '
+        '/tmp/neff_cache"\n')
+    (folder / "cpu.toml").write_text('[device]\nname = "cpu"\n')
+
+
+def build_space(root: Path, write_rows):
+    """Writes everything under root; returns the serve arguments."""
+    write_rows(root / "dataset", rows())
+    write_rankings(root / "rankings")
+    write_catalog(root / "catalog")
+    write_backends(root / "backends")
+    return ["--data", root / "dataset", "--rankings", root / "rankings", "--catalog",
+            root / "catalog", "--backends", root / "backends"]

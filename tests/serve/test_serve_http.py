@@ -1,0 +1,339 @@
+"""canrun serve on loopback: the API's answers, the page's caching, and robustness against
+malformed, oversized, hostile and slow clients, and against files replaced while it reloads."""
+import gzip
+import json
+import selectors
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from server import SpaceServer  # noqa: E402
+from space_data import build_space, verdict_row, NEW  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def space_args(tmp_path_factory, write_rows_bin):
+    import subprocess
+
+    def write(dataset_dir, rows):
+        lines = "".join(json.dumps(row) + "\n" for row in rows)
+        result = subprocess.run([str(write_rows_bin), str(dataset_dir)], input=lines, text=True,
+                                capture_output=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+    return build_space(tmp_path_factory.mktemp("space"), write)
+
+
+@pytest.fixture(scope="module")
+def space(canrun_bin, space_args):
+    server = SpaceServer(canrun_bin, space_args, extra=["--request-deadline", "2"])
+    yield server
+    assert server.stop() == 0, server.process.stderr.read()
+
+
+def raw(server, data: bytes, timeout=5) -> bytes:
+    """Sends bytes on a fresh connection and reads until the server closes or times out."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as conn:
+        conn.sendall(data)
+        chunks = []
+        try:
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return b"".join(chunks)
+
+
+def status_of(response: bytes) -> int:
+    assert response.startswith(b"HTTP/1.1 "), response[:200]
+    return int(response.split(b" ", 2)[1])
+
+
+def get_json(server, path):
+    status, headers, body = server.get(path)
+    return status, json.loads(body)
+
+
+# --- the API -------------------------------------------------------------------------------
+
+def test_versions_are_newest_first_by_number(space):
+    status, body = get_json(space, "/api/versions")
+    assert status == 200
+    neuron = next(item for item in body["backends"] if item["name"] == "neuron")
+    assert [s["compiler_version"] for s in neuron["stacks"]] == [
+        "2.17.1.0+5e6f7a8b", "2.17.1.0+5e6f7a8b", "2.16.372.0+4a9b2326", "2.9.1.0+1a2b3c4d"]
+    assert [s["library_version"] for s in neuron["stacks"][:2]] == ["5.19.0", "5.18.0"]
+    assert body["default"]["compiler_version"] == "2.17.1.0+5e6f7a8b"
+
+
+def test_models_views_search_and_stack(space):
+    status, body = get_json(space, "/api/models?view=downloads&task=text-generation&q=qwen"
+                                   "&compiler_version=2.16.372.0%2B4a9b2326")
+    assert status == 200
+    assert [m["id"] for m in body["models"]] == ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-8B"]
+    assert [m["status"] for m in body["models"]] == ["PASS", "not tested"]
+    assert body["models"][0]["rank"] == 1 and body["models"][0]["downloads"] == 5_000_000
+    status, body = get_json(space, "/api/models?view=selected")
+    excluded = next(m for m in body["models"] if m["id"].startswith("meta-llama/"))
+    assert (excluded["status"], excluded["exclusion_reason"]) == ("EXCLUDED", "gated")
+    status, body = get_json(space, "/api/models?view=trending&offset=30&limit=10")
+    assert body["total"] == 36 and len(body["models"]) == 6 and body["models"][0]["rank"] == 31
+
+
+@pytest.mark.parametrize("query, names", [
+    ("view=popular", ["view"]),
+    ("limit=many", ["limit"]),
+    ("limit=100000", ["limit"]),
+    ("offset=-1", ["offset"]),
+    ("task=text-to-nothing", ["task"]),
+    ("backend=tpu", ["backend"]),
+    ("compiler_version=9.9", ["compiler_version"]),
+    ("library_version=0.0.1", ["library_version"]),
+    ("colour=red&size=2", ["colour", "size"]),
+])
+def test_bad_parameters_are_400_naming_them(space, query, names):
+    status, body = get_json(space, f"/api/models?{query}")
+    assert status == 400
+    assert body["parameters"] == names
+    assert all(name in body["error"] for name in names)
+
+
+def test_model_page_api(space):
+    status, body = get_json(space, "/api/model/Qwen/Qwen3-0.6B?compiler_version=2.16.372.0%2B4a9b2326")
+    assert status == 200
+    assert body["status"] == "PASS"
+    assert body["verdict"]["packages"] == ["torch-neuronx==2.13.3.0", "neuronx-cc==2.16.372.0"]
+    assert body["prefetch_command"].endswith("neuronxcc-2.16.372.0+4a9b2326 /tmp/neff_cache")
+    assert body["run_command"] == "python3 run.py"
+    assert [h["regression"] for h in body["history"]] == [False, True, False, False]
+    status, body = get_json(space, "/api/model/Qwen/Qwen3-0.6B?backend=cpu")
+    assert body["prefetch_command"] is None
+    assert body["prefetch_note"] == "no public cache for this backend"
+    assert get_json(space, "/api/model/nobody/nothing")[0] == 404
+    assert get_json(space, "/api/model/bad..id/x")[0] == 400
+
+
+def test_health_and_metrics(space):
+    status, body = get_json(space, "/healthz")
+    assert status == 200 and body["status"] == "ok" and body["stacks"] == 5
+    status, headers, text = space.get("/metrics")
+    text = text.decode()
+    assert headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    for name in ("canrun_http_requests_total{route=\"api_models\",code=\"2xx\"}",
+                 "canrun_http_request_duration_seconds_bucket{route=\"api_models\",le=\"+Inf\"}",
+                 "canrun_index_rows ", "canrun_index_reloads_total ",
+                 "canrun_http_open_connections "):
+        assert name in text, name
+
+
+# --- the page's files ----------------------------------------------------------------------
+
+def test_page_assets_have_etags_gzip_and_keep_alive(space):
+    request = (b"GET /app.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n"
+               b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    response = raw(space, request)
+    assert response.count(b"HTTP/1.1 200 OK") == 2  # two answers on one connection
+    head, _, rest = response.partition(b"\r\n\r\n")
+    headers = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+    assert headers[b"Content-Encoding"] == b"gzip"
+    body = rest[:int(headers[b"Content-Length"])]
+    assert b"textContent" in gzip.decompress(body)
+    etag = headers[b"ETag"]
+    again = raw(space, b"GET /app.js HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag +
+                b"\r\nConnection: close\r\n\r\n")
+    assert status_of(again) == 304
+    head = raw(space, b"HEAD /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    full = raw(space, b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head_fields, _, head_body = head.partition(b"\r\n\r\n")
+    assert status_of(head) == 200 and head_body == b""
+    full_body = full.partition(b"\r\n\r\n")[2]
+    assert b"Content-Length: %d\r\n" % len(full_body) in head_fields + b"\r\n"
+    status, headers, body = space.get("/model/Qwen/Qwen3-0.6B")
+    assert status == 200 and b'<div id="app"' in body
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+
+
+# --- robustness ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("request_bytes, expected", [
+    (b"GARBAGE\r\n\r\n", 400),
+    (b"GET\r\n\r\n", 400),
+    (b"GET / HTTP/9.9\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\nHost x\r\n\r\n", 400),
+    (b"\x00\x01\x02\x03\r\n\r\n", 400),
+    (b"POST /api/models HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi", 405),
+    (b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /..%2f..%2fetc%2fpasswd HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /static/..\\..\\secret HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
+    (b"GET /api/models?q=%ff%fe HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/models?q=%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/models?q=%00 HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/models?q=\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/model/%C0%AE%C0%AE/x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n", 431),
+    (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Many: b\r\n" * 2000 + b"\r\n", 431),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n", 413),
+])
+def test_malformed_requests_get_4xx_and_never_crash(space, request_bytes, expected):
+    response = raw(space, request_bytes)
+    assert status_of(response) == expected, response[:300]
+    body = response.partition(b"\r\n\r\n")[2]
+    assert b'"error"' in body
+    assert space.process.poll() is None
+    assert space.get("/healthz")[0] == 200
+
+
+def timed_get(server, path="/api/models?view=downloads&q=qwen"):
+    started = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn:
+        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        response = b""
+        while chunk := conn.recv(65536):
+            response += chunk
+    return time.perf_counter() - started, status_of(response)
+
+
+def test_slow_clients_dripping_headers_do_not_stop_a_normal_client(space):
+    """500 connections each send a header byte every 50 ms; normal requests are answered while
+    every dripper still holds its connection (they never wait for a dripper to be evicted),
+    and the server cuts the drippers off at --request-deadline (2 s)."""
+    drippers = []
+    for _ in range(500):
+        conn = socket.create_connection(("127.0.0.1", space.port), timeout=5)
+        conn.setblocking(False)
+        conn.send(b"GET /api/versions HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        drippers.append(conn)
+    stop = threading.Event()
+    closed_by_server = set()
+
+    def drip():
+        selector = selectors.DefaultSelector()
+        for conn in drippers:
+            selector.register(conn, selectors.EVENT_READ)
+        while not stop.is_set():
+            for conn in drippers:
+                if conn.fileno() in closed_by_server:
+                    continue
+                try:
+                    conn.send(b"a")
+                except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                    closed_by_server.add(conn.fileno())
+            for key, _ in selector.select(timeout=0.05):
+                try:
+                    if key.fileobj.recv(4096) == b"":
+                        closed_by_server.add(key.fileobj.fileno())
+                        selector.unregister(key.fileobj)
+                except (BlockingIOError, ConnectionResetError):
+                    closed_by_server.add(key.fileobj.fileno())
+                    selector.unregister(key.fileobj)
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        timings = [timed_get(space) for _ in range(20)]
+        assert all(status == 200 for _, status in timings)
+        assert not closed_by_server, \
+            f"the normal requests were only answered after {len(closed_by_server)} drippers were cut off"
+        # The deadline is per request: dripping never completes one, so each is cut off.
+        assert space.wait_for(lambda: len(closed_by_server) == 500, timeout=6), \
+            f"{500 - len(closed_by_server)} dripping connections still open after the deadline"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in drippers:
+            conn.close()
+    assert space.get("/healthz")[0] == 200
+
+
+def test_connection_cap_answers_503(canrun_bin, space_args):
+    server = SpaceServer(canrun_bin, space_args, extra=["--max-connections", "4"])
+    try:
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(4)]
+        time.sleep(0.2)
+        assert status_of(raw(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")) == 503
+        for conn in idle:
+            conn.close()
+        assert server.wait_for(lambda: server.get("/healthz")[0] == 200, timeout=5)
+    finally:
+        assert server.stop() == 0
+
+
+def test_files_replaced_during_reloads_never_produce_an_error(canrun_bin, tmp_path, write_rows,
+                                                              space_args):
+    """Writers replace a stack file over and over (atomic renames) while the server reloads
+    every 0.2 s and clients query it: every answer is a 200 with whole JSON, and the new verdicts
+    show up without a restart."""
+    dataset = tmp_path / "dataset"
+    write_rows(dataset, [verdict_row("org/flipping", "PASS", **NEW)])
+    server = SpaceServer(canrun_bin, ["--data", dataset])
+    errors = []
+    seen = set()
+    stop = threading.Event()
+
+    def query():
+        while not stop.is_set():
+            status, headers, body = server.get("/api/model/org/flipping")
+            try:
+                seen.add(json.loads(body)["status"])
+            except ValueError:
+                errors.append(f"bad JSON {body[:100]!r}")
+            if status != 200:
+                errors.append(f"{status} {body[:200]!r}")
+
+    clients = [threading.Thread(target=query) for _ in range(4)]
+    for client in clients:
+        client.start()
+    try:
+        for round_idx in range(12):
+            result = "FAIL_RUNTIME" if round_idx % 2 == 0 else "PASS"
+            write_rows(dataset, [verdict_row("org/flipping", result, **NEW,
+                                             started_at=f"2026-12-01T10:00:{round_idx + 1:02d}Z")]
+                       + [verdict_row(f"org/filler-{idx}", "PASS", **NEW) for idx in range(200)])
+            time.sleep(0.1)
+        # A second stack appears: picked up without a restart.
+        write_rows(dataset, [verdict_row("org/flipping", "PASS", compiler_version="2.18.0.0")])
+        assert server.wait_for(
+            lambda: get_json(server, "/api/versions")[1]["default"]["compiler_version"]
+            == "2.18.0.0")
+    finally:
+        stop.set()
+        for client in clients:
+            client.join()
+    metrics = server.get("/metrics")[2].decode()
+    assert server.stop() == 0
+    assert errors == []
+    assert seen == {"PASS", "FAIL_RUNTIME"}
+    reloads = int(next(line.split()[1] for line in metrics.splitlines()
+                       if line.startswith("canrun_index_reloads_total ")))
+    assert reloads >= 2
+
+
+# --- the command's own errors --------------------------------------------------------------
+
+def test_bad_inputs_exit_2_naming_them(canrun, tmp_path, space_args):
+    result = canrun("serve", "--data", tmp_path / "missing", "--port", "0")
+    assert result.returncode == 2
+    assert "missing" in result.stderr and "does not exist" in result.stderr
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "selected.toml").write_text("[text-generation]\nmodels = [ { id = \"bad id\" } ]\n")
+    result = canrun("serve", *space_args[:2], "--catalog", catalog, "--port", "0")
+    assert result.returncode == 2
+    assert "selected.toml:2" in result.stderr
+
+
+def test_a_port_in_use_is_an_error_naming_it(canrun, space_args):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = canrun("serve", *space_args, "--port", port, "--exit-after", "5")
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr

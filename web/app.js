@@ -1,0 +1,487 @@
+// The canrun Space: one page, two screens (the model list and a model page), all state in the
+// URL. Every piece of data is put in the page with textContent or attributes, never as HTML.
+
+const app = document.getElementById('app');
+const toast = document.getElementById('toast');
+
+const VIEWS = [
+  { id: 'selected', label: 'Selected', hint: 'Curated models, in the curator’s order' },
+  { id: 'trending', label: 'Trending', hint: 'The Hub’s trending models for this task' },
+  { id: 'downloads', label: 'Downloads', hint: 'The Hub’s most downloaded models for this task' },
+];
+const PAGE_SIZE = 50;
+const STACK_PARAMS = ['backend', 'compiler_version', 'library_version'];
+
+let versions = null;  // /api/versions, fetched once per page load
+let renderToken = 0;  // drops answers to requests a newer render has replaced
+let searchTimer = 0;
+let focusAfterRender = null;  // id of the element to focus once the next render is drawn
+
+// --- small DOM helpers --------------------------------------------------------------------
+
+/** h('a', {href: '/x', class: 'y'}, 'text', child): children are text or nodes, never HTML. */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else if (name === 'class') node.className = value;
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function showToast(text) {
+  toast.textContent = text;
+  toast.classList.add('visible');
+  clearTimeout(showToast.timer);
+  showToast.timer = setTimeout(() => toast.classList.remove('visible'), 1800);
+}
+
+// --- formatting ---------------------------------------------------------------------------
+
+function formatSeconds(seconds) {
+  if (seconds === null || seconds === undefined) return '—';
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function formatBytes(bytes) {
+  if (bytes === null || bytes === undefined) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+function formatCount(count) {
+  if (count === null || count === undefined) return '—';
+  if (count >= 1e6) return `${(count / 1e6).toFixed(1)}M`;
+  if (count >= 1e3) return `${(count / 1e3).toFixed(1)}k`;
+  return String(count);
+}
+
+const REASON_TEXT = {
+  low_priority: 'low priority', incompatible: 'incompatible', gated: 'gated',
+  remote_code: 'needs remote code', too_large: 'too large', no_parallel_plan: 'no parallel plan',
+  no_safetensors: 'no safetensors', unsupported_task: 'unsupported task', note: 'curator’s note',
+};
+
+function badgeClass(status) {
+  if (status === 'PASS') return 'badge pass';
+  if (status === 'EXCLUDED') return 'badge excluded';
+  if (status === 'not tested') return 'badge untested';
+  if (status === 'TIMEOUT' || status === 'REFERENCE_FAIL') return 'badge warn';
+  return 'badge fail';
+}
+
+function badge(status) {
+  return h('span', { class: badgeClass(status) }, status === 'not tested' ? 'Not tested' : status);
+}
+
+// --- URL state ----------------------------------------------------------------------------
+
+function currentState() {
+  const url = new URL(location.href);
+  const params = Object.fromEntries(url.searchParams.entries());
+  const match = url.pathname.match(/^\/model\/([^/]+)\/([^/]+)\/?$/);
+  if (match) {
+    return { screen: 'model', id: `${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`, params };
+  }
+  return { screen: 'list', params };
+}
+
+function listUrl(params) {
+  const query = new URLSearchParams();
+  for (const name of ['view', 'task', 'q', ...STACK_PARAMS, 'page']) {
+    if (params[name]) query.set(name, params[name]);
+  }
+  const text = query.toString();
+  return text ? `/?${text}` : '/';
+}
+
+function modelUrl(id, params) {
+  const [org, name] = id.split('/');
+  const query = new URLSearchParams();
+  for (const key of ['task', ...STACK_PARAMS]) if (params[key]) query.set(key, params[key]);
+  const text = query.toString();
+  return `/model/${encodeURIComponent(org)}/${encodeURIComponent(name)}${text ? `?${text}` : ''}`;
+}
+
+function navigate(url, { replace = false } = {}) {
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  render();
+}
+
+// Links inside the page navigate without a reload (Ctrl/Cmd-click still opens a tab).
+document.addEventListener('click', (event) => {
+  const link = event.target.closest('a[data-nav]');
+  if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey ||
+      event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  navigate(link.getAttribute('href'));
+});
+window.addEventListener('popstate', () => render());
+document.addEventListener('keydown', (event) => {
+  if (event.key === '/' && !['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName)) {
+    const search = document.getElementById('search');
+    if (search) { event.preventDefault(); search.focus(); }
+  }
+});
+
+// --- data ---------------------------------------------------------------------------------
+
+async function getJson(path) {
+  const response = await fetch(path, { headers: { Accept: 'application/json' } });
+  let body = null;
+  try { body = await response.json(); } catch { body = null; }
+  if (!response.ok) {
+    const error = new Error(body && body.error ? body.error : `${response.status} ${response.statusText}`);
+    error.parameters = body && body.parameters ? body.parameters : [];
+    throw error;
+  }
+  return body;
+}
+
+async function loadVersions() {
+  if (!versions) versions = await getJson('/api/versions');
+  return versions;
+}
+
+function errorBox(error, backUrl) {
+  return h('div', { class: 'error-box', role: 'alert' },
+    h('strong', {}, 'Something is not right: '), error.message,
+    backUrl ? h('p', {}, h('a', { href: backUrl, 'data-nav': true }, 'Back to the default view')) : null);
+}
+
+// --- the list screen ----------------------------------------------------------------------
+
+function stackOptions(backend) {
+  const entry = (versions.backends || []).find((item) => item.name === backend);
+  return entry ? entry.stacks : [];
+}
+
+function selectControl(id, label, options, value, onChange) {
+  return h('label', { class: 'control', for: id },
+    h('span', { class: 'control-label' }, label),
+    h('select', { id, onchange: (event) => onChange(event.target.value), disabled: options.length === 0 },
+      options.map((option) => h('option', { value: option.value, selected: option.value === value }, option.label))));
+}
+
+function tabs(activeView, params) {
+  const list = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' });
+  VIEWS.forEach((view, idx) => {
+    const selected = view.id === activeView;
+    list.append(h('button', {
+      class: selected ? 'tab active' : 'tab', role: 'tab', id: `tab-${view.id}`, type: 'button',
+      'aria-selected': selected ? 'true' : 'false', tabindex: selected ? '0' : '-1', title: view.hint,
+      onclick: () => navigate(listUrl({ ...params, view: view.id === 'selected' ? '' : view.id, page: '' })),
+      onkeydown: (event) => {
+        const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+        if (!step) return;
+        event.preventDefault();
+        const next = VIEWS[(idx + step + VIEWS.length) % VIEWS.length];
+        focusAfterRender = `tab-${next.id}`;
+        navigate(listUrl({ ...params, view: next.id === 'selected' ? '' : next.id, page: '' }));
+      },
+    }, view.label));
+  });
+  return list;
+}
+
+function controls(params, data) {
+  const stack = data.stack || {};
+  const backend = stack.backend || '';
+  const stacks = stackOptions(backend);
+  const compilerVersions = [...new Set(stacks.map((item) => item.compiler_version))];
+  const libraryVersions = stacks.filter((item) => item.compiler_version === stack.compiler_version)
+    .map((item) => item.library_version);
+  const libraryName = stack.library || 'transformers';
+  const compilerName = stack.compiler || 'compiler';
+
+  const search = h('input', {
+    id: 'search', type: 'search', placeholder: 'Search models…  (press / )', value: params.q || '',
+    autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Search models by name',
+    oninput: (event) => {
+      clearTimeout(searchTimer);
+      const value = event.target.value;
+      searchTimer = setTimeout(() => navigate(listUrl({ ...params, q: value, page: '' }), { replace: true }), 120);
+    },
+  });
+  const tasks = (versions.tasks || []).map((task) => ({ value: task, label: task }));
+  return h('div', { class: 'controls' },
+    h('label', { class: 'control search-control', for: 'search' }, h('span', { class: 'control-label' }, 'Model'), search),
+    selectControl('task', 'Task', tasks, data.task || '', (value) => navigate(listUrl({ ...params, task: value, page: '' }))),
+    selectControl('backend', 'Backend', (versions.backends || []).map((item) => ({ value: item.name, label: item.name })), backend,
+      (value) => navigate(listUrl({ ...params, backend: value, compiler_version: '', library_version: '', page: '' }))),
+    selectControl('compiler_version', compilerName, compilerVersions.map((value) => ({ value, label: value })), stack.compiler_version || '',
+      (value) => navigate(listUrl({ ...params, backend, compiler_version: value, library_version: '', page: '' }))),
+    selectControl('library_version', libraryName, libraryVersions.map((value) => ({ value, label: value })), stack.library_version || '',
+      (value) => navigate(listUrl({ ...params, backend, compiler_version: stack.compiler_version, library_version: value, page: '' }))));
+}
+
+function verdictCell(model) {
+  const cell = h('td', { class: 'verdict-cell' }, badge(model.status));
+  if (model.status === 'EXCLUDED') {
+    const reason = model.exclusion_reason ? (REASON_TEXT[model.exclusion_reason] || model.exclusion_reason) : '';
+    cell.append(h('span', { class: 'reason', title: model.exclusion_why || '' }, reason));
+    if (model.exclusion_why) cell.append(h('span', { class: 'why' }, model.exclusion_why));
+  } else if (model.error_signature && model.status !== 'PASS') {
+    cell.append(h('span', { class: 'reason' }, model.error_signature));
+  }
+  // At phone width the measurement columns fold into one line under the verdict.
+  if (model.cores !== null || model.runtime_s !== null) {
+    const cores = model.cores === null ? null : `${model.cores} core${model.cores === 1 ? '' : 's'}`;
+    cell.append(h('span', { class: 'phone-meta' },
+      [cores, model.runtime_s === null ? null : formatSeconds(model.runtime_s),
+        model.peak_device_memory_bytes === null ? null : formatBytes(model.peak_device_memory_bytes)]
+        .filter(Boolean).join(' · ')));
+  }
+  return cell;
+}
+
+function modelsTable(data, params) {
+  const third = data.view === 'trending' ? 'Trending' : 'Downloads';
+  const rows = data.models.map((model) => h('tr', {},
+    h('td', { class: 'rank' }, model.rank),
+    h('td', { class: 'model-cell' },
+      h('a', { href: modelUrl(model.id, { ...params, task: data.task }), 'data-nav': true, class: 'model-link' }, model.id),
+      model.note ? h('span', { class: 'note' }, model.note) : null),
+    verdictCell(model),
+    h('td', { class: 'num col-cores' }, model.cores ?? '—'),
+    h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
+    h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
+    h('td', { class: 'num col-popularity' },
+      data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads))));
+  return h('div', { class: 'table-wrap' },
+    h('table', { class: 'models' },
+      h('caption', { class: 'visually-hidden' }, `${data.view} models for ${data.task}`),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
+        h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+        h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
+        h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'),
+        h('th', { scope: 'col', class: 'num col-popularity' }, third))),
+      h('tbody', {}, rows)));
+}
+
+function pager(data, params) {
+  if (data.total <= data.limit) return null;
+  const page = Math.floor(data.offset / data.limit) + 1;
+  const pages = Math.ceil(data.total / data.limit);
+  const go = (number) => navigate(listUrl({ ...params, page: number > 1 ? String(number) : '' }));
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    h('button', { type: 'button', class: 'button', disabled: page <= 1, onclick: () => go(page - 1) }, '← Previous'),
+    h('span', {}, `Page ${page} of ${pages}`),
+    h('button', { type: 'button', class: 'button', disabled: page >= pages, onclick: () => go(page + 1) }, 'Next →'));
+}
+
+async function renderList(state, token) {
+  const params = state.params;
+  const page = Math.max(1, parseInt(params.page || '1', 10) || 1);
+  const query = new URLSearchParams();
+  for (const name of ['view', 'task', 'q', ...STACK_PARAMS]) if (params[name]) query.set(name, params[name]);
+  query.set('offset', String((page - 1) * PAGE_SIZE));
+  query.set('limit', String(PAGE_SIZE));
+  await loadVersions();
+  const data = await getJson(`/api/models?${query}`);
+  if (token !== renderToken) return;
+  const hadFocus = document.activeElement && document.activeElement.id;
+  const selection = hadFocus === 'search' ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
+
+  const view = VIEWS.find((item) => item.id === data.view) || VIEWS[0];
+  const counts = data.models.reduce((acc, model) => { acc[model.status] = (acc[model.status] || 0) + 1; return acc; }, {});
+  const summary = data.stack
+    ? h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.stack.backend), ' ',
+      `${data.stack.compiler} ${data.stack.compiler_version} · ${data.stack.library} ${data.stack.library_version}`)
+    : h('p', { class: 'stack-line' }, 'No results in the dataset yet: every model is listed as not tested.');
+  const body = data.models.length
+    ? modelsTable(data, params)
+    : h('div', { class: 'empty' }, data.search ? `No model matches “${data.search}” in this view.` : 'This view has no models for this task yet.');
+  app.replaceChildren(
+    h('section', { class: 'hero' },
+      h('h1', {}, 'Does it run?'),
+      h('p', { class: 'lede' }, 'The Hub’s popular models, tested unmodified with torch.compile on each software stack. Pick a model to see how to reproduce the result.')),
+    h('section', { class: 'card' },
+      tabs(data.view, params),
+      h('div', { class: 'tab-panel', role: 'tabpanel', 'aria-labelledby': `tab-${data.view}` },
+        h('p', { class: 'view-hint' }, view.hint),
+        controls(params, data),
+        summary,
+        h('p', { class: 'result-count' }, `${data.total} model${data.total === 1 ? '' : 's'}`,
+          ...Object.entries(counts).map(([status, count]) => h('span', { class: 'count-item' }, badge(status), ` ${count}`))),
+        body,
+        pager(data, params))));
+  document.title = `canrun — ${view.label} · ${data.task || ''}`;
+  const focusId = focusAfterRender || hadFocus;
+  focusAfterRender = null;
+  if (focusId) {
+    const again = document.getElementById(focusId);
+    if (again) {
+      again.focus();
+      if (selection) again.setSelectionRange(selection[0], selection[1]);
+    }
+  }
+}
+
+// --- the model screen ---------------------------------------------------------------------
+
+function copyButton(text, label) {
+  return h('button', {
+    type: 'button', class: 'button copy', 'aria-label': `Copy ${label}`,
+    onclick: async (event) => {
+      const button = event.currentTarget;
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch {
+        const area = h('textarea', { class: 'visually-hidden' });
+        area.value = text;
+        document.body.append(area);
+        area.select();
+        document.execCommand('copy');
+        area.remove();
+      }
+      button.textContent = 'Copied';
+      showToast(`${label} copied`);
+      setTimeout(() => { button.textContent = 'Copy'; }, 1500);
+    },
+  }, 'Copy');
+}
+
+function codeBlock(text, label, { id, language } = {}) {
+  return h('div', { class: 'code-block' },
+    h('div', { class: 'code-head' }, h('span', {}, label), copyButton(text, label)),
+    h('pre', { id, tabindex: '0', 'aria-label': label }, h('code', { class: language ? `language-${language}` : null }, text)));
+}
+
+function fact(label, value) {
+  return h('div', { class: 'fact' }, h('dt', {}, label), h('dd', {}, value));
+}
+
+function historyTable(data) {
+  const rows = data.history.map((item) => h('tr', { class: item.current ? 'current' : null },
+    h('td', {}, h('a', {
+      href: modelUrl(data.id, { task: data.task, backend: item.backend, compiler_version: item.compiler_version, library_version: item.library_version }),
+      'data-nav': true,
+    }, item.compiler_version), item.current ? h('span', { class: 'chip small' }, 'shown') : null),
+    h('td', {}, item.library_version),
+    h('td', {}, badge(item.status),
+      item.regression ? h('span', { class: 'mark regression', title: 'PASS on the previous version, not on this one' }, '▼ regression') : null,
+      item.fixed ? h('span', { class: 'mark fixed', title: 'Failed on the previous version, passes on this one' }, '▲ fixed') : null),
+    h('td', { class: 'num col-cores' }, item.cores ?? '—'),
+    h('td', { class: 'num col-runtime' }, formatSeconds(item.runtime_s)),
+    h('td', { class: 'num col-memory' }, formatBytes(item.peak_device_memory_bytes))));
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'models history' },
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col' }, data.stack ? data.stack.compiler : 'compiler'), h('th', { scope: 'col' }, data.stack ? data.stack.library : 'library'),
+      h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+      h('th', { scope: 'col', class: 'num col-runtime' }, 'Run time'), h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'))),
+    h('tbody', {}, rows)));
+}
+
+async function renderModel(state, token) {
+  const query = new URLSearchParams();
+  for (const name of ['task', ...STACK_PARAMS]) if (state.params[name]) query.set(name, state.params[name]);
+  const [org, name] = state.id.split('/');
+  await loadVersions();
+  const data = await getJson(`/api/model/${encodeURIComponent(org)}/${encodeURIComponent(name)}${query.toString() ? `?${query}` : ''}`);
+  if (token !== renderToken) return;
+  const verdict = data.verdict;
+  const back = listUrl({ task: data.task, ...Object.fromEntries(STACK_PARAMS.map((key) => [key, state.params[key]])) });
+
+  const facts = h('dl', { class: 'facts' },
+    fact('Verdict', badge(data.status)),
+    fact('Cores', verdict?.cores ?? '—'),
+    fact('Parallelism', verdict?.parallelism ?? '—'),
+    fact('Run time', formatSeconds(verdict?.runtime_s)),
+    fact('Compile', formatSeconds(verdict?.compile_s)),
+    fact('Peak memory', formatBytes(verdict?.peak_device_memory_bytes)),
+    fact('Weights', formatBytes(verdict?.weights_bytes)),
+    fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'));
+
+  const notices = [];
+  if (data.note) notices.push(h('p', { class: 'notice' }, h('strong', {}, 'Note: '), data.note));
+  if (data.status === 'EXCLUDED') {
+    const reason = verdict?.exclusion_reason || data.exclusion?.reason;
+    notices.push(h('p', { class: 'notice excluded' }, h('strong', {}, `Excluded: ${REASON_TEXT[reason] || reason || ''}. `), data.exclusion?.why || ''));
+  }
+  if (!verdict && data.status === 'not tested') {
+    notices.push(h('p', { class: 'notice' }, 'Not tested on this stack yet.'));
+  }
+  if (verdict?.error) {
+    notices.push(h('div', { class: 'error-text' }, h('h3', {}, 'Error'), h('pre', { id: 'error-text', tabindex: '0' }, verdict.error)));
+  }
+
+  const reproduce = [];
+  if (verdict) {
+    const packages = verdict.packages || [];
+    reproduce.push(h('li', {}, h('h3', {}, 'Install the packages on top of the stack'),
+      packages.length ? codeBlock(`pip install ${packages.join(' ')}`, 'Install command', { id: 'packages' })
+        : h('p', { class: 'muted' }, 'Nothing beyond the stack below.')));
+    reproduce.push(h('li', {}, h('h3', {}, `Prefetch compiled graphs for ${verdict.compiler} ${verdict.compiler_version}`),
+      data.prefetch_command ? codeBlock(data.prefetch_command, 'Cache prefetch command', { id: 'prefetch' })
+        : h('p', { class: 'muted', id: 'prefetch' }, data.prefetch_note || 'No public cache for this backend.')));
+    if (verdict.run_py) {
+      reproduce.push(h('li', {}, h('h3', {}, 'Save the script as run.py'), codeBlock(verdict.run_py, 'run.py', { id: 'run-py', language: 'python' })));
+    }
+    reproduce.push(h('li', {}, h('h3', {}, 'Run it (it launches its own ranks; no torchrun)'), codeBlock(data.run_command, 'Run command', { id: 'run-command' })));
+  }
+
+  let stackTable = null;
+  if (verdict && verdict.stack && typeof verdict.stack === 'object') {
+    stackTable = h('table', { class: 'kv' }, h('tbody', {},
+      Object.entries(verdict.stack).map(([pkg, version]) => h('tr', {}, h('th', { scope: 'row' }, pkg), h('td', {}, version)))));
+  }
+
+  const stackSelect = data.stack ? selectControl('model-stack', 'Stack',
+    stackOptions(data.stack.backend).map((item) => ({ value: `${item.compiler_version}\n${item.library_version}`, label: `${item.compiler} ${item.compiler_version} · ${item.library} ${item.library_version}` })),
+    `${data.stack.compiler_version}\n${data.stack.library_version}`,
+    (value) => {
+      const [compilerVersion, libraryVersion] = value.split('\n');
+      navigate(modelUrl(data.id, { task: data.task, backend: data.stack.backend, compiler_version: compilerVersion, library_version: libraryVersion }));
+    }) : null;
+
+  app.replaceChildren(
+    h('nav', { class: 'crumbs' }, h('a', { href: back, 'data-nav': true }, '← All models')),
+    h('section', { class: 'card model-head' },
+      h('div', { class: 'title-row' },
+        h('h1', { class: 'model-title' }, data.id),
+        h('a', { class: 'hub-link', href: `https://huggingface.co/${data.id}`, rel: 'noopener noreferrer', target: '_blank' }, 'View on the Hub ↗')),
+      h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.task),
+        data.stack ? [' ', h('span', { class: 'chip' }, data.stack.backend), ` ${data.stack.compiler} ${data.stack.compiler_version} · ${data.stack.library} ${data.stack.library_version}`] : null),
+      stackSelect ? h('div', { class: 'controls compact' }, stackSelect,
+        data.tasks.length > 1 ? selectControl('model-task', 'Task', data.tasks.map((task) => ({ value: task, label: task })), data.task,
+          (value) => navigate(modelUrl(data.id, { ...state.params, task: value }))) : null) : null,
+      facts, notices),
+    reproduce.length ? h('section', { class: 'card' }, h('h2', {}, 'Reproduce'), h('ol', { class: 'steps' }, reproduce)) : null,
+    stackTable ? h('section', { class: 'card' }, h('h2', {}, 'Stack'), stackTable) : null,
+    h('section', { class: 'card' }, h('h2', {}, 'History across versions'),
+      data.history.length ? historyTable(data) : h('p', { class: 'muted' }, 'No results on any stack yet.')));
+  document.title = `canrun — ${data.id}`;
+}
+
+// --- main ---------------------------------------------------------------------------------
+
+async function render() {
+  const token = ++renderToken;
+  const state = currentState();
+  try {
+    if (state.screen === 'model') await renderModel(state, token);
+    else await renderList(state, token);
+  } catch (error) {
+    if (token !== renderToken) return;
+    app.replaceChildren(errorBox(error, state.screen === 'model' || Object.keys(state.params).length ? '/' : null));
+  }
+  // What is drawn belongs to this URL (tests and scripts wait for it).
+  if (token === renderToken) app.dataset.renderedUrl = location.href;
+}
+
+render();
