@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
+scripts/setup.sh --bench
 mkdir -p "$build_dir/bench"
 
 echo "== ModelId::parse vs std::regex of the same rules"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up for building and testing canrun on a fresh Debian machine:
+# Idempotent set-up for building and testing canrun on a fresh Debian machine
+# (scripts/setup.sh --bench also installs what the benchmarks need):
 #   1. Debian packages (apt-get, only those missing),
 #   2. the project virtualenv .venv from requirements.lock and requirements-nodeps.txt (only
 #      when they changed),
@@ -17,9 +18,13 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev libboost-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
-  chromium wrk nginx-light
+  chromium
   python3 python3-venv nodejs npm
 )
+# The server benchmark's load generator and baseline (make bench only).
+if [[ "${1:-}" == "--bench" ]]; then
+  apt_packages+=(wrk nginx-light)
+fi
 missing=()
 for pkg in "${apt_packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
