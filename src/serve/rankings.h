@@ -11,26 +11,14 @@
 #include <vector>
 
 #include "core/result.h"
+#include "hub/rankings.h"
 
 namespace canrun::serve {
 
-struct RankedModel {
-  std::string id;
-  std::int64_t downloads = 0;
-  std::int64_t likes = 0;
-  double trending_score = 0;
-};
-
-struct RankingSnapshot {
-  std::string task;
-  std::string sort;  //!< "downloads" or "trending"
-  std::string fetched_at;
-  std::vector<RankedModel> models;  //!< in ranking order
-};
-
-//! Parses one snapshot; `source` names it in errors. Models whose id does not validate are
-//! dropped (a Hub answer is not trusted), the others keep their order.
-Result<RankingSnapshot> parse_ranking_snapshot(std::string_view json_text, std::string_view source);
+// The snapshot types and their JSON reader are the hub stage's (src/hub/rankings.h), which
+// writes these files; the Space only loads a folder of them.
+using RankedModel = hub::RankedModel;
+using RankingSnapshot = hub::RankingsSnapshot;
 
 struct RankingsLoad {
   std::vector<RankingSnapshot> snapshots;  //!< sorted by (task, sort)

@@ -127,7 +127,7 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
       ranked_by_id;
   for (const RankingSnapshot& snapshot : in.rankings) {
     tasks.insert(snapshot.task);
-    auto& by_id = ranked_by_id[{snapshot.task, snapshot.sort}];
+    auto& by_id = ranked_by_id[{snapshot.task, std::string(hub::ranking_sort_name(snapshot.sort))}];
     for (const RankedModel& model : snapshot.models) by_id.emplace(model.id, &model);
   }
   auto ranked = [&](const std::string& task, const char* sort,
@@ -156,7 +156,8 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
     index->views_[{task, View::kDownloads}];
   }
   for (const RankingSnapshot& snapshot : in.rankings) {
-    const View view = snapshot.sort == "trending" ? View::kTrending : View::kDownloads;
+    const View view =
+        snapshot.sort == hub::RankingSort::kTrending ? View::kTrending : View::kDownloads;
     auto& entries = index->views_[{snapshot.task, view}];
     entries.clear();
     int rank = 0;

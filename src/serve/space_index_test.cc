@@ -29,9 +29,19 @@ std::shared_ptr<const StackVerdicts> stack_of(std::vector<VerdictRow> rows) {
 }
 
 RankingSnapshot ranking(std::string sort, std::vector<std::string> ids) {
-  RankingSnapshot snapshot{"text-generation", std::move(sort), "2026-12-02T15:00:00Z", {}};
+  RankingSnapshot snapshot;
+  snapshot.task = "text-generation";
+  snapshot.sort = *hub::parse_ranking_sort(sort);
+  snapshot.fetched_at = "2026-12-02T15:00:00Z";
   std::int64_t downloads = 1'000'000;
-  for (auto& id : ids) snapshot.models.push_back({std::move(id), downloads -= 1000, 10, 5.5});
+  for (auto& id : ids) {
+    RankedModel model;
+    model.id = std::move(id);
+    model.downloads = downloads -= 1000;
+    model.likes = 10;
+    model.trending_score = 5.5;
+    snapshot.models.push_back(std::move(model));
+  }
   return snapshot;
 }
 
