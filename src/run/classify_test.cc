@@ -89,7 +89,7 @@ TEST(ClassifyTest, DeathsAndTimeouts) {
 TEST(ErrorSignatureTest, EqualFailuresGroup) {
   const std::string a =
       "Traceback (most recent call last):\n  File \"/tmp/tmpab12/run.py\", line 10\n"
-      "RuntimeError: tensor at 0x7f3a2b1c has 4096 elements, expected 8192 in /home/u/x.py\n";
+      "RuntimeError: tensor at 0x7f3a2b1c has 4096 elements, expected 8192 in /opt/u/x.py\n";
   const std::string b =
       "Traceback (most recent call last):\n  File \"/tmp/tmpzz99/run.py\", line 12\n"
       "RuntimeError: tensor at 0x55aa00ff has 1024 elements, expected 2048 in /srv/y.py\n";
