@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
+#include "core/cache_dir.h"
 #include "core/json_output.h"
 #include "core/log.h"
 #include "core/model_id.h"
@@ -53,17 +54,13 @@ Result<hub::HubClient> make_client() {
                         hub::make_curl_transport(hub::default_transport_options()));
 }
 
-//! --out, else $CANRUN_RANKINGS_DIR, else $XDG_CACHE_HOME/canrun/rankings (~/.cache/...).
+//! --out, else $CANRUN_RANKINGS_DIR, else the cache folder's rankings/.
 fs::path rankings_dir(const std::string& out) {
   if (!out.empty()) return out;
   if (const char* dir = std::getenv("CANRUN_RANKINGS_DIR"); dir != nullptr && *dir != '\0') {
     return dir;
   }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return fs::path(xdg) / "canrun" / "rankings";
-  }
-  const char* home = std::getenv("HOME");
-  return fs::path(home != nullptr ? home : ".") / ".cache" / "canrun" / "rankings";
+  return default_cache_dir() / "rankings";
 }
 
 void print_rankings(const RankingsSnapshot& snapshot, std::string_view source,
@@ -275,7 +272,7 @@ void register_hub_command(const CommandRegistry& registry) {
   rankings->add_option("--limit", options->limit, "How many models (default 50)");
   rankings->add_option("--out", options->out,
                        "Snapshot folder (default $CANRUN_RANKINGS_DIR, else "
-                       "$XDG_CACHE_HOME/canrun/rankings)");
+                       "rankings/ in $CANRUN_CACHE, $XDG_CACHE_HOME/canrun or ~/.cache/canrun)");
   rankings->add_flag("--json", options->json, "The snapshot as JSON, with source and age");
   rankings->callback(
       [registry, options] { *registry.action = [options] { return run_rankings(*options); }; });

@@ -10,6 +10,7 @@
 #include "backend/profile.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
+#include "core/cache_dir.h"
 #include "core/json_output.h"
 #include "core/model_id.h"
 #include "core/text.h"
@@ -18,7 +19,6 @@
 #include "plan/parallel_probe.h"
 #include "plan/planner.h"
 #include "run/stack.h"
-#include "verdict/model_test.h"
 
 namespace canrun::cli {
 namespace {
@@ -78,7 +78,7 @@ int run_plan(const PlanOptions& options) {
   if (facts.model_type) {
     CANRUN_ASSIGN_OR_RETURN_EXIT(
         support, plan::probe_parallel_support(python, library->second, *facts.model_type,
-                                              verdict::default_cache_dir() / "probes", *launcher));
+                                              default_cache_dir() / "probes", *launcher));
   }
   plan::PlanFacts input{facts.weights_bytes,       facts.expert_weights_bytes,
                         facts.num_attention_heads, facts.num_key_value_heads,

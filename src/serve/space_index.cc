@@ -6,6 +6,7 @@
 #include <cctype>
 #include <set>
 
+#include "backend/profile.h"
 #include "core/text.h"
 #include "dataset/row_json.h"
 #include "serve/version_order.h"
@@ -181,13 +182,9 @@ std::optional<std::string> SpaceIndex::prefetch_command(const std::string& backe
                                                         const std::string& compiler_version) const {
   const auto found = inputs_.prefetch_templates.find(backend);
   if (found == inputs_.prefetch_templates.end()) return std::nullopt;
-  std::string command = found->second;
-  static constexpr std::string_view kPlaceholder = "{compiler_version}";
-  for (std::size_t pos = command.find(kPlaceholder); pos != std::string::npos;
-       pos = command.find(kPlaceholder, pos + compiler_version.size())) {
-    command.replace(pos, kPlaceholder.size(), compiler_version);
-  }
-  return command;
+  backend::BackendProfile profile;
+  profile.cache_prefetch = found->second;
+  return profile.prefetch_command(compiler_version);
 }
 
 std::optional<CatalogExclusion> SpaceIndex::exclusion_of(std::string_view model_id) const {

@@ -5,28 +5,21 @@
 
 #include <chrono>
 
+#include "backend/profile.h"
 #include "catalog/exclusions.h"
 #include "catalog/selected_list.h"
 #include "core/atomic_file.h"
 #include "core/log.h"
 #include "core/text.h"
-#include "core/toml_file.h"
 #include "dataset/dataset.h"
 
 namespace canrun::serve {
 namespace fs = std::filesystem;
 
 Result<std::optional<std::string>> read_prefetch_template(const fs::path& profile) {
-  if (!fs::exists(profile)) {
-    return not_found(fmt::format("backend profile {} does not exist", profile.string()));
-  }
-  CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(profile));
-  const std::string source = profile.string();
-  auto parsed = parse_toml(text, source);
-  if (!parsed.ok()) return corrupt(parsed.error().message());
-  const auto prefetch = (*parsed)["cache"]["prefetch"].value<std::string>();
-  if (!prefetch || prefetch->empty()) return std::optional<std::string>();
-  return std::optional<std::string>(*prefetch);
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile loaded, backend::load_profile(profile));
+  if (loaded.cache_prefetch.empty()) return std::optional<std::string>();
+  return std::optional<std::string>(loaded.cache_prefetch);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 
 #include "backend/profile.h"
 #include "core/atomic_file.h"
+#include "core/cache_dir.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "recipe/renderer.h"
@@ -104,14 +105,6 @@ Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
 }
 
 }  // namespace
-
-fs::path default_cache_dir() {
-  if (const char* env = std::getenv("CANRUN_CACHE"); env != nullptr && *env != '\0') return env;
-  if (const char* env = std::getenv("XDG_CACHE_HOME"); env != nullptr && *env != '\0')
-    return fs::path(env) / "canrun";
-  const char* home = std::getenv("HOME");
-  return fs::path(home != nullptr ? home : "/tmp") / ".cache" / "canrun";
-}
 
 Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLauncher& launcher) {
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, backend::find_profile(request.backend));

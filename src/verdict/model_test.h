@@ -31,8 +31,9 @@ struct TestRequest {
   int new_tokens = 32;
   std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
   std::string python;                  //!< the stack's Python; empty: run::default_python()
-  std::filesystem::path cache_dir;  //!< references and compile caches; empty: default_cache_dir()
-  std::filesystem::path work_dir;   //!< where run folders go; empty: cache_dir/runs
+  std::filesystem::path
+      cache_dir;  //!< references and compile caches; empty: canrun::default_cache_dir()
+  std::filesystem::path work_dir;  //!< where run folders go; empty: cache_dir/runs
 };
 
 struct TestOutcome {
@@ -41,9 +42,6 @@ struct TestOutcome {
   std::filesystem::path run_dir;  //!< holds run.py, stdout.txt, stderr.txt
   std::size_t stdout_bytes = 0;   //!< what the run printed in all (only the tail is kept)
 };
-
-//! $CANRUN_CACHE, else $XDG_CACHE_HOME/canrun, else ~/.cache/canrun.
-std::filesystem::path default_cache_dir();
 
 //! A verdict, or an error when the test could not be set up (unknown model or backend, a
 //! stack without the compiler) — those are not verdicts on the backend.

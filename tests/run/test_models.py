@@ -4,7 +4,6 @@ computed once; an unknown architecture fails to load; verdicts land in the datas
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 

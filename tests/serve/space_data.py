@@ -91,11 +91,10 @@ def write_catalog(folder: Path):
 
 def write_backends(folder: Path):
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "neuron.toml").write_text(
-        '[cache]\nenv = "NEURON_COMPILE_CACHE_URL"\nprefetch = "hf buckets sync '
-        'hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-{compiler_version} '
-        '/tmp/neff_cache"\n')
-    (folder / "cpu.toml").write_text('[device]\nname = "cpu"\n')
+    # The shipped profiles: neuron has a public compile cache, cpu has none.
+    shipped = Path(__file__).resolve().parents[2] / "backends"
+    for name in ("neuron.toml", "cpu.toml"):
+        (folder / name).write_text((shipped / name).read_text())
 
 
 def build_space(root: Path, write_rows):
