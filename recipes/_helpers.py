@@ -2,7 +2,11 @@ stage = "load"  # the stage a failure is blamed on
 
 
 def emit(result):
-    print("CANRUN_RESULT " + json.dumps(result), flush=True)
+    """Prints the result line, once: a second one (another thread's) is dropped."""
+    global stage
+    if stage != "reported":
+        stage = "reported"
+        print("CANRUN_RESULT " + json.dumps(result), flush=True)
 
 
 def versions():
@@ -104,8 +108,16 @@ def generate_and_report(torch, model, inputs, tokenizer, timings):
         timings["ttft_s"] = clock.first - clock.start
         if len(tokens) > 1 and done > clock.first:
             timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
+    peak = peak_memory_bytes(torch)
+    if RANKS:  # sharded: done when every rank is; the peak is that of the fullest core
+        failure = RANKS.wait()
+        if failure:
+            emit({**failure, "versions": versions()})
+            sys.exit(1)
+        peaks = [r.get("peak_device_memory_bytes") for r in RANKS.results.values()] + [peak]
+        peak = max((p for p in peaks if p is not None), default=None)
     emit({"ok": True, "stage": "done", "tokens": tokens,
           "text": tokenizer.decode(tokens, skip_special_tokens=True),
-          "peak_device_memory_bytes": peak_memory_bytes(torch), "versions": versions(), **timings})
+          "peak_device_memory_bytes": peak, "versions": versions(), **timings})
 
 

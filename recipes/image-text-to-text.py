@@ -8,13 +8,14 @@ static KV cache, and prints one line `CANRUN_RESULT {json}` with the tokens, the
 the peak memory and the versions of the stack. On failure the line says in which stage
 (load, compile, generate) and why, and the exit status is 1.
 """
-{{INCLUDE _settings}}{{INCLUDE _helpers}}def test_image():
+{{INCLUDE _settings}}{{INCLUDE _helpers}}{{INCLUDE _ranks}}def test_image():
     """A deterministic 64x64 RGB gradient, so the script needs no image file."""
     from PIL import Image
     return Image.linear_gradient("L").resize((64, 64)).convert("RGB")
 
 
 def main():
+    start_ranks()
     timings = {}
     started = time.perf_counter()
     for module in IMPORTS:
@@ -23,8 +24,7 @@ def main():
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     processor = AutoProcessor.from_pretrained(MODEL, revision=REVISION)
-    model = AutoModelForImageTextToText.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE))
-    model = model.to(DEVICE).eval()
+    model = load(torch, AutoModelForImageTextToText)
     timings["load_s"] = time.perf_counter() - started
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": PROMPT}]}]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True)

@@ -8,7 +8,8 @@ static KV cache, and prints one line `CANRUN_RESULT {json}` with the tokens, the
 the peak memory and the versions of the stack. On failure the line says in which stage
 (load, compile, generate) and why, and the exit status is 1.
 """
-{{INCLUDE _settings}}{{INCLUDE _helpers}}def main():
+{{INCLUDE _settings}}{{INCLUDE _helpers}}{{INCLUDE _ranks}}def main():
+    start_ranks()
     timings = {}
     started = time.perf_counter()
     for module in IMPORTS:
@@ -17,8 +18,7 @@ the peak memory and the versions of the stack. On failure the line says in which
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(MODEL, revision=REVISION)
-    model = AutoModelForCausalLM.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE))
-    model = model.to(DEVICE).eval()
+    model = load(torch, AutoModelForCausalLM)
     timings["load_s"] = time.perf_counter() - started
     inputs = tokenizer(PROMPT, return_tensors="pt").to(DEVICE)
     generate_and_report(torch, model, inputs, tokenizer, timings)

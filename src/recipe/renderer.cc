@@ -58,6 +58,28 @@ Result<std::string> expand_includes(std::string_view text) {
   return out;
 }
 
+//! A plan the script can carry out: one core unsharded, or several with a parallelism and a
+//! profile that says how ranks talk and how each is pinned.
+Status check_sharding(const RecipeRequest& request, const backend::BackendProfile& profile) {
+  if (request.cores < 1 || request.cores > 4096)
+    return invalid_argument(fmt::format("cores {} is out of range 1..4096", request.cores));
+  if (request.parallelism != "none" && request.parallelism != "tp" && request.parallelism != "ep")
+    return invalid_argument(fmt::format("parallelism {} is not none, tp or ep",
+                                        quote_for_message(request.parallelism)));
+  if ((request.cores == 1) != (request.parallelism == "none")) {
+    return invalid_argument(fmt::format("{} core(s) with parallelism {}: one core takes none, "
+                                        "several take tp or ep",
+                                        request.cores, request.parallelism));
+  }
+  if (request.cores > 1 && (profile.distributed_backend.empty() || profile.pinning_env.empty())) {
+    return invalid_argument(
+        fmt::format("backend {} cannot run {} ranks: its profile names no distributed_backend "
+                    "or no [pinning] env",
+                    profile.name, request.cores));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
@@ -109,6 +131,16 @@ Result<std::string> render_recipe(const RecipeRequest& request,
       values["PROMPT"],
       literal("prompt", request.prompt.empty() ? default_prompt(request.task) : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
+  CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
+  values["CORES"] = std::to_string(request.cores);
+  values["PARALLELISM"] = "None";
+  if (request.parallelism != "none") {
+    CANRUN_ASSIGN_OR_RETURN(values["PARALLELISM"], literal("parallelism", request.parallelism));
+  }
+  CANRUN_ASSIGN_OR_RETURN(values["DISTRIBUTED_BACKEND"],
+                          literal("distributed_backend", profile.distributed_backend));
+  CANRUN_ASSIGN_OR_RETURN(values["PIN_ENV"], literal("pinning env", profile.pinning_env));
+  CANRUN_ASSIGN_OR_RETURN(values["PIN_SYNTAX"], literal("pinning syntax", profile.pinning_syntax));
   values["MODEL_ID"] = docstring_text(request.model_id);
   values["BACKEND_DESCRIPTION"] = docstring_text(
       profile.description.empty() ? profile.name

@@ -27,13 +27,15 @@ struct RecipeRequest {
   std::string task = "text-generation";
   std::string prompt;  //!< empty: default_prompt(task)
   int new_tokens = kDefaultNewTokens;
+  int cores = 1;                   //!< ranks the script starts (the plan's degree)
+  std::string parallelism = "none";  //!< "none", "tp" or "ep" (plan::to_string)
 };
 
 //! The tasks with a template.
 std::vector<std::string> recipe_tasks();
 
-//! The script; kInvalidArgument for a task without a template or a value that cannot be
-//! placed (not UTF-8), naming it.
+//! The script; kInvalidArgument for a task without a template, a value that cannot be placed
+//! (not UTF-8), or a sharded plan the profile cannot pin (no pinning rule), naming it.
 Result<std::string> render_recipe(const RecipeRequest& request,
                                   const backend::BackendProfile& profile);
 
