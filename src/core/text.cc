@@ -166,4 +166,10 @@ std::string format_bytes(std::int64_t bytes) {
   return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char byte : text) hash = (hash ^ byte) * 1099511628211ULL;
+  return hash;
+}
+
 }  // namespace canrun

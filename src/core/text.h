@@ -40,4 +40,7 @@ namespace canrun {
 //! Bytes for people: "512 B", "1.5 KiB", "23.9 GiB".
 std::string format_bytes(std::int64_t bytes);
 
+//! FNV-1a, 64 bits: a stable (not secure) digest for cache file names and keys.
+std::uint64_t fnv1a(std::string_view text);
+
 }  // namespace canrun

@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 34> kColumns = {{
+const std::array<ColumnSpec, 36> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -42,7 +42,12 @@ const std::array<ColumnSpec, 34> kColumns = {{
     {"verification", &R::verification,
      "How the output was checked: `reference` (tokens equal to the CPU reference) or `judge`."},
     {"match_tokens", &R::match_tokens, "Leading generated tokens equal to the CPU reference."},
-    {"judge_score", &R::judge_score, "The judge model's fluency score (sharded runs)."},
+    {"judge_score", &R::judge_score,
+     "The judge model's fluency score of `output_text` (sharded runs); PASS needs at least "
+     "`judge_threshold`."},
+    {"judge_threshold", &R::judge_threshold,
+     "The judge's threshold, calibrated on canrun's labelled set for that judge model."},
+    {"judge_model", &R::judge_model, "The judge model (Hub id or folder) and its commit."},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

@@ -46,6 +46,8 @@ struct VerdictRow {
   std::optional<std::string> verification;
   std::optional<std::int32_t> match_tokens;
   std::optional<double> judge_score;
+  std::optional<double> judge_threshold;
+  std::optional<std::string> judge_model;
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/text.h"
 
 namespace canrun::verify {
 namespace {
@@ -13,12 +14,6 @@ nlohmann::json key_json(const ReferenceKey& key) {
   return {{"model_id", key.model_id}, {"revision", key.revision},
           {"prompt", key.prompt},     {"new_tokens", key.new_tokens},
           {"dtype", key.dtype},       {"library_version", key.library_version}};
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char byte : text) hash = (hash ^ byte) * 1099511628211ULL;
-  return hash;
 }
 
 }  // namespace
