@@ -16,8 +16,7 @@
 #include "core/text.h"
 #include "hub/facts_reader.h"
 #include "hub/hub_client.h"
-#include "plan/parallel_probe.h"
-#include "plan/planner.h"
+#include "plan/stack_plan.h"
 #include "run/stack.h"
 
 namespace canrun::cli {
@@ -63,10 +62,7 @@ int run_plan(const PlanOptions& options) {
                     profile.topology.reserve_gib, profile.topology.memory_per_core_gib)));
   }
   CANRUN_ASSIGN_OR_RETURN_EXIT(hub::ModelFacts facts, read_facts(options));
-  if (facts.weights_bytes == 0) {
-    return report(not_found(fmt::format("{}: no safetensors weights found, so nothing to plan",
-                                        facts.model_id.empty() ? options.model : facts.model_id)));
-  }
+  if (facts.model_id.empty()) facts.model_id = options.model;
   auto launcher = run::make_posix_launcher();
   const std::string python = options.python.empty() ? run::default_python() : options.python;
   CANRUN_ASSIGN_OR_RETURN_EXIT(auto versions,
@@ -74,16 +70,13 @@ int run_plan(const PlanOptions& options) {
   const auto library = versions.find("transformers");
   if (library == versions.end())
     return report(not_found(fmt::format("{} has no transformers", python)));
-  plan::ParallelSupport support{false, false, false, library->second};
-  if (facts.model_type) {
-    CANRUN_ASSIGN_OR_RETURN_EXIT(
-        support, plan::probe_parallel_support(python, library->second, *facts.model_type,
-                                              default_cache_dir() / "probes", *launcher));
-  }
-  plan::PlanFacts input{facts.weights_bytes,       facts.expert_weights_bytes,
-                        facts.num_attention_heads, facts.num_key_value_heads,
-                        facts.num_experts,         facts.model_type.value_or("")};
-  const plan::PlannedShards shards = plan::plan_model(input, support, profile.topology);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      plan::StackPlan plan,
+      plan::plan_on_stack(facts, python, library->second, profile.topology,
+                          default_cache_dir() / "probes", *launcher));
+  const plan::PlannedShards& shards = plan.shards;
+  const plan::ParallelSupport& support = plan.support;
+  const plan::PlanFacts& input = plan.input;
   const std::string model_id = facts.model_id.empty() ? options.model : facts.model_id;
   if (options.json) {
     nlohmann::json out = {

@@ -1,6 +1,8 @@
-// canrun test MODEL: run the recipe on a backend, verify it against the CPU reference, print
-// the verdict, and with --out record it in the dataset. Exit 0 on PASS, 1 on any other
-// verdict, 2 when the test could not be set up (bad model, backend or stack).
+// canrun test MODEL: plan the model on a backend, run the recipe, verify it (one core: the
+// tokens against the CPU reference; sharded: the judge model), print the verdict, and with
+// --out record it in the dataset. Exit 0 on PASS, 1 on any other verdict (EXCLUDED included),
+// 2 when the test could not be set up or verified (bad model, backend or stack; a judge that
+// failed).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -35,12 +37,18 @@ void print_verdict(const verdict::TestOutcome& outcome) {
                            row.compiler_version, row.library, row.library_version);
   std::string detail;
   if (row.match_tokens && row.new_tokens) {
-    detail = fmt::format(" ({} of {} tokens equal to the CPU reference)", *row.match_tokens,
-                         *row.new_tokens);
+    detail = fmt::format(" ({} of {} tokens equal to the CPU reference{})", *row.match_tokens,
+                         *row.new_tokens, row.verification == "judge" ? ", for information" : "");
   }
   std::cout << fmt::format("result    {}{}\n", row.result, detail);
-  std::cout << fmt::format("cores     {} ({})\n", row.cores.value_or(0),
-                           row.parallelism.value_or("none"));
+  if (row.exclusion_reason) std::cout << fmt::format("excluded  {}\n", *row.exclusion_reason);
+  if (row.judge_score && row.judge_threshold) {
+    std::cout << fmt::format("judge     score {:.3f}, threshold {:.3f} ({})\n", *row.judge_score,
+                             *row.judge_threshold, row.judge_model.value_or("?"));
+  }
+  if (row.cores) {
+    std::cout << fmt::format("cores     {} ({})\n", *row.cores, row.parallelism.value_or("none"));
+  }
   if (row.runtime_s) {
     std::cout << fmt::format("time      {} in all: load {}, compile {}, generate {}",
                              seconds(row.runtime_s), seconds(row.load_s), seconds(row.compile_s),
@@ -56,8 +64,10 @@ void print_verdict(const verdict::TestOutcome& outcome) {
   if (row.output_text)
     std::cout << fmt::format("output    {}\n", quote_for_display(*row.output_text));
   if (row.error) std::cout << "error\n" << *row.error << (row.error->ends_with('\n') ? "" : "\n");
-  std::cout << fmt::format("run.py    {}/run.py{}\n", outcome.run_dir.string(),
-                           outcome.reference_reused ? "  (CPU reference reused)" : "");
+  if (!outcome.run_dir.empty()) {
+    std::cout << fmt::format("run.py    {}/run.py{}\n", outcome.run_dir.string(),
+                             outcome.reference_reused ? "  (CPU reference reused)" : "");
+  }
 }
 
 int run_test(TestOptions& options) {
@@ -89,7 +99,8 @@ void register_test_command(const CommandRegistry& registry) {
   auto options = std::make_shared<TestOptions>();
   CLI::App* test = registry.root->add_subcommand(
       "test",
-      "Run a model's recipe on a backend, verify it against the CPU reference, print the verdict");
+      "Plan a model on a backend, run its recipe, verify it (CPU reference; judge model when "
+      "sharded), print the verdict");
   test->add_option("MODEL", options->request.model,
                    "Hub id (from the local HF cache) or a local folder")
       ->required();
@@ -112,6 +123,13 @@ void register_test_command(const CommandRegistry& registry) {
       ->capture_default_str();
   test->add_option("--cache", options->cache,
                    "Folder for references, compile caches and runs (default: $CANRUN_CACHE)");
+  test->add_option("--memory-per-core", options->request.memory_per_core_gib,
+                   "GiB per core for the plan (default: the profile's; less plans more cores)");
+  test->add_option("--reserve", options->request.reserve_gib,
+                   "GiB of each core kept for activations (default: the profile's)");
+  test->add_option("--judge-model", options->request.judge_model,
+                   "Judge of sharded runs' output: Hub id in the HF cache, or a folder")
+      ->capture_default_str();
   test->add_flag("--json", options->json, "The verdict row as JSON");
   test->callback(
       [registry, options] { *registry.action = [options] { return run_test(*options); }; });

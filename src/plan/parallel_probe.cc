@@ -18,10 +18,15 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 model_type = sys.argv[1]
 answer = {"transformers": transformers.__version__, "model_type": model_type, "known": False,
           "tp_plan": False, "ep_plan": False}
+try:  # expert parallel is asked for through DistributedConfig(enable_expert_parallel=True)
+    from transformers.distributed.configuration_utils import DistributedConfig
+    ep_switch = "enable_expert_parallel" in getattr(DistributedConfig, "__dataclass_fields__", {})
+except ImportError:
+    ep_switch = False
 if model_type in CONFIG_MAPPING:
     config = CONFIG_MAPPING[model_type]()
     answer.update(known=True, tp_plan=bool(getattr(config, "base_model_tp_plan", None)),
-                  ep_plan=bool(getattr(config, "base_model_ep_plan", None)))
+                  ep_plan=ep_switch and bool(getattr(config, "base_model_ep_plan", None)))
 print(json.dumps(answer))
 )";
 
@@ -60,7 +65,7 @@ Result<ParallelSupport> probe_parallel_support(const std::string& python,
     return invalid_argument(fmt::format("transformers version {} is not a version",
                                         quote_for_message(library_version)));
   }
-  const auto path = cache_dir / ("transformers-" + library_version) / (model_type + ".json");
+  const auto path = cache_dir / ("transformers-" + library_version) / (model_type + ".v2.json");
   if (auto cached = read_file(path); cached.ok()) {
     auto support = from_json(nlohmann::json::parse(*cached, nullptr, false), library_version);
     if (support.ok()) return support;

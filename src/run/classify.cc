@@ -88,6 +88,14 @@ std::optional<Classification> classify(const ProcessOutcome& outcome,
     verdict.signature = "TIMEOUT";
     return verdict;
   }
+  const bool rank_died = report && std::find(report->error_types.begin(),
+                                             report->error_types.end(),
+                                             "RankDied") != report->error_types.end();
+  if (rank_died) {  // a rank of a sharded run died; rank 0 reported it
+    verdict.error = useful_tail(report->error);
+    verdict.signature = error_signature(report->error, report->error_types);
+    return verdict;
+  }
   if (report) {  // run.py reported its own failure
     const bool oom = std::any_of(report->error_types.begin(), report->error_types.end(),
                                  [](const std::string& type) { return mentions_oom(type); }) ||

@@ -10,7 +10,11 @@
 #include "core/atomic_file.h"
 #include "core/cache_dir.h"
 #include "core/log.h"
+#include "core/model_id.h"
+#include "core/text.h"
 #include "core/version.h"
+#include "hub/facts_reader.h"
+#include "plan/stack_plan.h"
 #include "recipe/renderer.h"
 #include "run/classify.h"
 #include "run/model_source.h"
@@ -51,7 +55,7 @@ Result<fs::path> make_run_dir(const fs::path& work_dir, std::string_view model_i
 std::map<std::string, std::string> run_environment(const backend::BackendProfile& profile,
                                                    const run::Stack& stack,
                                                    const run::ModelSource& source,
-                                                   const fs::path& cache_dir) {
+                                                   const fs::path& cache_dir, int cores) {
   auto env = run::current_environment();
   env["PYTHONUNBUFFERED"] = "1";
   env["TOKENIZERS_PARALLELISM"] = "false";
@@ -61,9 +65,15 @@ std::map<std::string, std::string> run_environment(const backend::BackendProfile
                               fmt::format("{}-{}", profile.compiler, stack.compiler_version))
                                  .string();
   }
-  // One core: the first of the device (a campaign assigns others).
-  if (profile.pinning_syntax == "range" || profile.pinning_syntax == "list")
-    env[profile.pinning_env] = "0";
+  // The first `cores` cores (a campaign assigns others); run.py gives each rank its share.
+  // Threads ("count") are left to the host: the ranks share them.
+  if (profile.pinning_syntax == "range")
+    env[profile.pinning_env] = cores == 1 ? "0" : fmt::format("0-{}", cores - 1);
+  if (profile.pinning_syntax == "list") {
+    std::string list;
+    for (int core = 0; core < cores; ++core) list += fmt::format("{}{}", core ? "," : "", core);
+    env[profile.pinning_env] = list;
+  }
   const std::string profile_dir = profile.source.parent_path().string();
   for (const auto& [key, value] : profile.env) {
     std::string expanded = value;
@@ -104,6 +114,71 @@ Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
   return result;
 }
 
+//! The plan for this test: the profile's topology, with the request's memory overrides. A
+//! checkpoint without safetensors weights is not planned (it runs on one core, and its run
+//! says what is wrong with it).
+Result<std::optional<plan::StackPlan>> plan_test(const TestRequest& request,
+                                                 backend::BackendProfile& profile,
+                                                 const run::ModelSource& source,
+                                                 const run::Stack& stack,
+                                                 const std::string& python,
+                                                 const fs::path& cache_dir,
+                                                 run::ProcessLauncher& launcher) {
+  backend::Topology& topology = profile.topology;
+  if (request.memory_per_core_gib < 0)
+    return invalid_argument("--memory-per-core must be positive");
+  if (request.memory_per_core_gib > 0) topology.memory_per_core_gib = request.memory_per_core_gib;
+  if (request.reserve_gib >= 0) topology.reserve_gib = request.reserve_gib;
+  if (topology.reserve_gib >= topology.memory_per_core_gib) {
+    return invalid_argument(fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
+                                        topology.reserve_gib, topology.memory_per_core_gib));
+  }
+  std::optional<ModelId> id;
+  if (auto parsed = ModelId::parse(source.model_id); parsed.ok()) id = *parsed;
+  CANRUN_ASSIGN_OR_RETURN(hub::ModelFacts facts, hub::local_model_facts(source.folder, id));
+  if (facts.weights_bytes == 0) return std::optional<plan::StackPlan>();
+  if (facts.model_id.empty()) facts.model_id = source.model_id;
+  CANRUN_ASSIGN_OR_RETURN(plan::StackPlan plan,
+                          plan::plan_on_stack(facts, python, stack.library_version, topology,
+                                              cache_dir / "probes", launcher));
+  return std::optional<plan::StackPlan>(std::move(plan));
+}
+
+//! A sharded run that generated tokens: match_tokens against the reference when there is one
+//! (information), and the judge's verdict on the text.
+Status judge_sharded_run(const TestRequest& request, const std::string& python,
+                         const run::Stack& stack, const fs::path& cache_dir,
+                         const recipe::RecipeRequest& recipe_request, const run::RunReport& report,
+                         const std::optional<verify::Reference>& reference,
+                         run::ProcessLauncher& launcher, dataset::VerdictRow& row) {
+  if (reference)
+    row.match_tokens = verify::compare_tokens(report.tokens, reference->tokens).match_tokens;
+  judge::Judge::Options options;
+  options.model = request.judge_model;
+  options.python = python;
+  options.library_version = stack.library_version;
+  options.cache_dir = cache_dir;
+  CANRUN_ASSIGN_OR_RETURN(judge::Judge judge, judge::Judge::open(options, launcher));
+  log::info("asking the judge {} whether the output is fluent English", judge.name());
+  CANRUN_ASSIGN_OR_RETURN(judge::Judgement judgement,
+                          judge.judge({recipe_request.prompt, report.text}));
+  row.verification = "judge";
+  row.judge_score = judgement.score;
+  row.judge_threshold = judgement.threshold;
+  row.judge_model = judgement.judge;
+  if (judgement.fluent) {
+    row.result = "PASS";
+  } else {
+    row.result = "FAIL_JUDGE";
+    row.error = fmt::format(
+        "the judge {} scored the text {:.3f}, below its threshold {:.3f}: not fluent English\n"
+        "got: {}",
+        judgement.judge, judgement.score, judgement.threshold, report.text);
+    row.error_signature = "FAIL_JUDGE";
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLauncher& launcher) {
@@ -117,6 +192,10 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   CANRUN_ASSIGN_OR_RETURN(run::Stack stack, run::probe_stack(python, profile, launcher));
   const fs::path cache_dir = request.cache_dir.empty() ? default_cache_dir() : request.cache_dir;
   const fs::path work_dir = request.work_dir.empty() ? cache_dir / "runs" : request.work_dir;
+  CANRUN_ASSIGN_OR_RETURN(
+      std::optional<plan::StackPlan> plan,
+      plan_test(request, profile, source, stack, python, cache_dir, launcher));
+  const int cores = plan && plan->shards.placed ? plan->shards.cores : 1;
 
   recipe::RecipeRequest recipe_request;
   recipe_request.model = source.load_from;
@@ -126,9 +205,15 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   recipe_request.prompt =
       request.prompt.empty() ? recipe::default_prompt(request.task) : request.prompt;
   recipe_request.new_tokens = request.new_tokens;
+  recipe_request.cores = cores;
+  if (plan && plan->shards.placed)
+    recipe_request.parallelism = std::string(plan::to_string(plan->shards.parallelism));
   CANRUN_ASSIGN_OR_RETURN(std::string script, recipe::render_recipe(recipe_request, profile));
+  recipe::RecipeRequest reference_request = recipe_request;
+  reference_request.cores = 1;  // the reference runs on one core, unsharded
+  reference_request.parallelism = "none";
   CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
-                          recipe::render_recipe(recipe_request, reference_profile));
+                          recipe::render_recipe(reference_request, reference_profile));
 
   TestOutcome outcome;
   dataset::VerdictRow& row = outcome.row;
@@ -141,8 +226,9 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   row.compiler_version = stack.compiler_version;
   row.library = "transformers";
   row.library_version = stack.library_version;
-  row.cores = 1;
-  row.parallelism = "none";
+  row.cores = cores;
+  row.parallelism = recipe_request.parallelism;
+  if (plan) row.weights_bytes = static_cast<std::int64_t>(plan->shards.weights_bytes);
   row.stack = stack.versions_json();
   row.packages = stack.packages();
   row.run_py = script;
@@ -150,13 +236,23 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   row.host = host_name();
   row.canrun_version = kCanrunVersion;
 
+  if (plan && !plan->shards.placed) {  // nothing to run: no allowed degree holds it
+    row.result = "EXCLUDED";
+    row.exclusion_reason = plan->shards.exclusion;
+    row.cores.reset();
+    row.parallelism.reset();
+    row.error = plan->shards.why;
+    return outcome;
+  }
+
   // 1. The backend. A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", source.model_id, profile.name);
   CANRUN_ASSIGN_OR_RETURN(outcome.run_dir, make_run_dir(work_dir, source.model_id, profile.name));
   CANRUN_ASSIGN_OR_RETURN(
       ScriptRun backend_run,
       run_script(script, outcome.run_dir, python,
-                 run_environment(profile, stack, source, cache_dir), request.timeout, launcher));
+                 run_environment(profile, stack, source, cache_dir, cores), request.timeout,
+                 launcher));
   outcome.stdout_bytes = backend_run.outcome.stdout_bytes;
   row.runtime_s = backend_run.outcome.wall_s;
   if (const auto& report = backend_run.report) {
@@ -188,19 +284,28 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
     CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir, make_run_dir(work_dir, source.model_id, "reference"));
     CANRUN_ASSIGN_OR_RETURN(ScriptRun ref_run,
                             run_script(reference_script, ref_dir, python,
-                                       run_environment(reference_profile, stack, source, cache_dir),
+                                       run_environment(reference_profile, stack, source, cache_dir, 1),
                                        request.timeout, launcher));
-    if (auto failure = run::classify(ref_run.outcome, ref_run.report)) {
+    if (auto failure = run::classify(ref_run.outcome, ref_run.report); failure && cores > 1) {
+      log::warning("the CPU reference of {} failed ({}), so match_tokens is not known: {}",
+                   source.model_id, to_string(failure->result), (ref_dir / "run.py").string());
+    } else if (failure) {
       row.result = "REFERENCE_FAIL";
       row.error = fmt::format(
           "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
           to_string(failure->result), (ref_dir / "run.py").string(), failure->error);
       row.error_signature = "REFERENCE_FAIL | " + failure->signature;
       return outcome;
+    } else {
+      reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
+      if (auto saved = references.save(key, *reference); !saved.ok())
+        log::warning("{}", saved.error().message());
     }
-    reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
-    if (auto saved = references.save(key, *reference); !saved.ok())
-      log::warning("{}", saved.error().message());
+  }
+  if (cores > 1) {
+    CANRUN_RETURN_IF_ERROR(judge_sharded_run(request, python, stack, cache_dir, recipe_request,
+                                             report, reference, launcher, row));
+    return outcome;
   }
 
   // 3. Verify against the reference.

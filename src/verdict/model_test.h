@@ -1,10 +1,13 @@
-// One test of one model on one backend, end to end (SPEC.md §6, §7): find the checkpoint,
-// ask the stack for its versions, render run.py, run it under supervision and classify how it
-// ended; when it generated tokens, get the CPU reference (from the store, or by running the
-// reference recipe once) and verify them; produce the dataset row. A failure of the backend
-// run is its verdict whatever the reference would do (an architecture unknown to this
-// transformers is FAIL_LOAD); REFERENCE_FAIL is for a backend run that worked but whose
-// reference could not be computed.
+// One test of one model on one backend, end to end (SPEC.md §5-§7): find the checkpoint, ask
+// the stack for its versions, plan it onto the fewest cores that hold its weights (a model
+// that no allowed degree holds is EXCLUDED, not run), render run.py, run it under supervision
+// and classify how it ended; when it generated tokens, get the CPU reference (from the store,
+// or by running the reference recipe once) and verify them: on one core the tokens must equal
+// the reference's; sharded, the judge model must find the text fluent (match_tokens is then
+// recorded as information). A failure of the backend run is its verdict whatever the reference
+// would do (an architecture unknown to this transformers is FAIL_LOAD); REFERENCE_FAIL is for
+// a one-core run that worked but whose reference could not be computed. A judge that fails is
+// an error, not a verdict.
 //
 // Thread safety: run_model_test may be called from several threads at once (a campaign)
 // provided each call has its own run folder; the reference store and compile caches are
@@ -17,6 +20,7 @@
 
 #include "core/result.h"
 #include "dataset/verdict_row.h"
+#include "judge/judge.h"
 #include "run/process.h"
 
 namespace canrun::verdict {
@@ -34,6 +38,9 @@ struct TestRequest {
   std::filesystem::path
       cache_dir;  //!< references and compile caches; empty: canrun::default_cache_dir()
   std::filesystem::path work_dir;  //!< where run folders go; empty: cache_dir/runs
+  double memory_per_core_gib = 0;  //!< > 0: instead of the profile's (plans more cores)
+  double reserve_gib = -1;         //!< >= 0: instead of the profile's
+  std::string judge_model = std::string(judge::kDefaultJudgeModel);  //!< for sharded runs
 };
 
 struct TestOutcome {
