@@ -78,6 +78,7 @@ int run(int argc, char** argv) {
   register_test_command(registry);
   register_plan_command(registry);
   register_render_command(registry);
+  register_judge_command(registry);
   register_dataset_command(registry);
   register_hub_command(registry);
   register_serve_command(registry);

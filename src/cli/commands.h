@@ -18,6 +18,7 @@ struct CommandRegistry {
 
 void register_dataset_command(const CommandRegistry& registry);
 void register_hub_command(const CommandRegistry& registry);
+void register_judge_command(const CommandRegistry& registry);
 void register_plan_command(const CommandRegistry& registry);
 void register_render_command(const CommandRegistry& registry);
 void register_test_command(const CommandRegistry& registry);

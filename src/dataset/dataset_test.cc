@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,10 +101,21 @@ TEST_F(DatasetTest, InvalidRowWritesNothing) {
   excluded.exclusion_reason.reset();
   EXPECT_THAT(data.upsert({excluded}).error().message(),
               HasSubstr("exclusion_reason is empty but the result is EXCLUDED"));
+  VerdictRow negative_time = full_row("org/t");
+  negative_time.runtime_s = -1;
+  EXPECT_THAT(data.upsert({negative_time}).error().message(),
+              HasSubstr("column runtime_s is -1; it must be a finite number >= 0"));
   VerdictRow other_stack = full_row("org/z", "4.57.6");
   EXPECT_THAT(data.upsert({full_row("org/a"), other_stack}).error().message(),
               HasSubstr("rows of two stacks in one write"));
   EXPECT_EQ(*read_file(data.file_of(key())), before);
+  VerdictRow judged = full_row("org/j");  // the judge's log-likelihoods are negative
+  judged.judge_score = -1.25;
+  judged.judge_threshold = -5.0;
+  EXPECT_TRUE(data.upsert({judged}).ok());
+  judged.judge_score = std::nan("");
+  EXPECT_THAT(data.upsert({judged}).error().message(),
+              HasSubstr("column judge_score is nan; it must be a finite number"));
 }
 
 TEST_F(DatasetTest, RefusesToOverwriteAnUnreadableFile) {

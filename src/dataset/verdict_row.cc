@@ -70,7 +70,13 @@ Status check_row(const VerdictRow& row) {
           if constexpr (std::is_same_v<Value, std::optional<double>> ||
                         std::is_same_v<Value, std::optional<std::int32_t>> ||
                         std::is_same_v<Value, std::optional<std::int64_t>>) {
-            if (value && (!std::isfinite(static_cast<double>(*value)) || *value < 0)) {
+            // The judge's scores are log-likelihoods: any finite number.
+            const bool signed_ok = column.name == "judge_score" || column.name == "judge_threshold";
+            if (value && !std::isfinite(static_cast<double>(*value))) {
+              return column_error(row, column.name,
+                                  fmt::format("is {}; it must be a finite number", *value));
+            }
+            if (value && *value < 0 && !signed_ok) {
               return column_error(row, column.name,
                                   fmt::format("is {}; it must be a finite number >= 0", *value));
             }

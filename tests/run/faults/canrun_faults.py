@@ -60,3 +60,24 @@ def flooding(gm, example_inputs):
         sys.stdout.buffer.write(line)
     sys.stdout.flush()
     return gm.forward
+
+
+def crashing_rank_1(gm, example_inputs):
+    """Sharded runs: rank 1 dies by SIGKILL after CANRUN_FAULT_GOOD_CALLS calls of its graph
+    (mid-run); the other ranks run the graph as it is. Each rank notes "rank pid pgid" in
+    $CANRUN_FAULT_PIDS/<rank>, so a test can check that none outlives the run: CRASH."""
+    rank = os.environ.get("RANK", "0")
+    if os.environ.get("CANRUN_FAULT_PIDS"):
+        with open(os.path.join(os.environ["CANRUN_FAULT_PIDS"], rank), "w") as note:
+            note.write(f"{rank} {os.getpid()} {os.getpgid(0)}\n")
+    if rank != "1":
+        return gm.forward
+    good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "3"))
+
+    def run(*args):
+        _calls[0] += 1
+        if _calls[0] > good:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return gm(*args)
+
+    return run
