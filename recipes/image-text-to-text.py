@@ -6,7 +6,8 @@ It loads the checkpoint and its processor with from_pretrained (never trust_remo
 shows it a test image drawn here (a gradient, no download), compiles the forward pass with torch.compile(backend=COMPILE_BACKEND), generates NEW_TOKENS greedy tokens with a
 static KV cache, and prints one line `CANRUN_RESULT {json}` with the tokens, the timings,
 the peak memory and the versions of the stack. On failure the line says in which stage
-(load, compile, generate) and why, and the exit status is 1.
+(load, compile, generate) and why, and the exit status is 1. When CORES > 1 it starts its own
+torch.distributed ranks (no torchrun needed), each loading its shard of the model.
 """
 {{INCLUDE _settings}}{{INCLUDE _helpers}}{{INCLUDE _ranks}}def test_image():
     """A deterministic 64x64 RGB gradient, so the script needs no image file."""

@@ -271,4 +271,15 @@ Result<BackendProfile> find_profile(std::string_view name_or_path) {
                                fmt::join(searched, ", ")));
 }
 
+Status override_memory(Topology& topology, double memory_per_core_gib, double reserve_gib) {
+  if (memory_per_core_gib < 0) return invalid_argument("--memory-per-core must be positive");
+  if (memory_per_core_gib > 0) topology.memory_per_core_gib = memory_per_core_gib;
+  if (reserve_gib >= 0) topology.reserve_gib = reserve_gib;
+  if (topology.reserve_gib >= topology.memory_per_core_gib) {
+    return invalid_argument(fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
+                                        topology.reserve_gib, topology.memory_per_core_gib));
+  }
+  return ok_status();
+}
+
 }  // namespace canrun::backend

@@ -67,4 +67,8 @@ std::vector<std::filesystem::path> profile_search_path();
 //! folders searched.
 Result<BackendProfile> find_profile(std::string_view name_or_path);
 
+//! Sets memory per core (when > 0) and the reserve (when >= 0) from the command line;
+//! kInvalidArgument for a negative memory, or a reserve that leaves nothing of a core.
+Status override_memory(Topology& topology, double memory_per_core_gib, double reserve_gib);
+
 }  // namespace canrun::backend

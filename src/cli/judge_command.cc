@@ -26,7 +26,8 @@ struct JudgeOptions {
 };
 
 Result<judge::Judge> open_judge(JudgeOptions& options) {
-  options.judge.cache_dir = options.cache.empty() ? default_cache_dir() : std::filesystem::path(options.cache);
+  options.judge.cache_dir =
+      options.cache.empty() ? default_cache_dir() : std::filesystem::path(options.cache);
   static auto launcher = run::make_posix_launcher();
   return judge::Judge::open(options.judge, *launcher);
 }
@@ -74,7 +75,8 @@ int run_score(JudgeOptions& options) {
     all_fluent = all_fluent && fluent;
     out.push_back({{"text", options.texts[at]}, {"score", scores[at]}, {"fluent", fluent}});
     if (!options.json) {
-      std::cout << fmt::format("{:8.3f}  {}  {}\n", scores[at], fluent ? "fluent    " : "not fluent",
+      std::cout << fmt::format("{:8.3f}  {}  {}\n", scores[at],
+                               fluent ? "fluent    " : "not fluent",
                                quote_for_display(options.texts[at]));
     }
   }

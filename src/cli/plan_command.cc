@@ -51,15 +51,10 @@ Result<hub::ModelFacts> read_facts(const PlanOptions& options) {
 int run_plan(const PlanOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
                                backend::find_profile(options.backend));
-  if (options.memory_per_core_gib < 0)
-    return report(invalid_argument("--memory-per-core must be positive"));
-  if (options.memory_per_core_gib > 0)
-    profile.topology.memory_per_core_gib = options.memory_per_core_gib;
-  if (options.reserve_gib >= 0) profile.topology.reserve_gib = options.reserve_gib;
-  if (profile.topology.reserve_gib >= profile.topology.memory_per_core_gib) {
-    return report(invalid_argument(
-        fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
-                    profile.topology.reserve_gib, profile.topology.memory_per_core_gib)));
+  if (auto status = backend::override_memory(profile.topology, options.memory_per_core_gib,
+                                             options.reserve_gib);
+      !status.ok()) {
+    return report(status.error());
   }
   CANRUN_ASSIGN_OR_RETURN_EXIT(hub::ModelFacts facts, read_facts(options));
   if (facts.model_id.empty()) facts.model_id = options.model;
@@ -70,10 +65,9 @@ int run_plan(const PlanOptions& options) {
   const auto library = versions.find("transformers");
   if (library == versions.end())
     return report(not_found(fmt::format("{} has no transformers", python)));
-  CANRUN_ASSIGN_OR_RETURN_EXIT(
-      plan::StackPlan plan,
-      plan::plan_on_stack(facts, python, library->second, profile.topology,
-                          default_cache_dir() / "probes", *launcher));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(plan::StackPlan plan,
+                               plan::plan_on_stack(facts, python, library->second, profile.topology,
+                                                   default_cache_dir() / "probes", *launcher));
   const plan::PlannedShards& shards = plan.shards;
   const plan::ParallelSupport& support = plan.support;
   const plan::PlanFacts& input = plan.input;

@@ -53,11 +53,13 @@ void register_render_command(const CommandRegistry& registry) {
   render->add_option("--tokens", options->request.new_tokens, "New tokens to generate")
       ->capture_default_str();
   render->add_option("--prompt", options->request.prompt, "Prompt (default: the task's)");
-  render->add_option("--cores", options->request.cores,
-                     "Ranks the script starts (a plan's degree; see canrun plan)")
+  render
+      ->add_option("--cores", options->request.cores,
+                   "Ranks the script starts (a plan's degree; see canrun plan)")
       ->capture_default_str();
-  render->add_option("--parallelism", options->request.parallelism,
-                     "How the ranks share the model: none, tp or ep")
+  render
+      ->add_option("--parallelism", options->request.parallelism,
+                   "How the ranks share the model: none, tp or ep")
       ->capture_default_str();
   render->callback(
       [registry, options] { *registry.action = [options] { return run_render(*options); }; });

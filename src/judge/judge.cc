@@ -69,9 +69,10 @@ Result<std::vector<LabelledText>> labelled_set() {
     const auto json = nlohmann::json::parse(line, nullptr, false);
     if (!json.is_object() || !json.value("text", nlohmann::json()).is_string() ||
         !json.value("fluent", nlohmann::json()).is_boolean()) {
-      return corrupt(fmt::format("judge/labelled.jsonl line {}: not an object with a string "
-                                 "\"text\" and a boolean \"fluent\"",
-                                 number));
+      return corrupt(
+          fmt::format("judge/labelled.jsonl line {}: not an object with a string "
+                      "\"text\" and a boolean \"fluent\"",
+                      number));
     }
     set.push_back({{json.value("prompt", ""), json["text"].get<std::string>()},
                    json["fluent"].get<bool>(),
@@ -119,8 +120,8 @@ Result<Judge> Judge::open(Options options, run::ProcessLauncher& launcher) {
   }
   Judge judge(std::move(options), launcher);
   judge.load_from_ = source->load_from;
-  judge.name_ = source->commit ? fmt::format("{}@{}", source->model_id, *source->commit)
-                               : source->model_id;
+  judge.name_ =
+      source->commit ? fmt::format("{}@{}", source->model_id, *source->commit) : source->model_id;
   judge.offline_ = source->from_hf_cache;
   return judge;
 }
@@ -131,8 +132,7 @@ Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
       options_.cache_dir / "judge" / "work" / fmt::format("{}-{}", ::getpid(), counter++);
   std::error_code error;
   fs::create_directories(work, error);
-  if (error)
-    return io_error(fmt::format("cannot create {}: {}", work.string(), error.message()));
+  if (error) return io_error(fmt::format("cannot create {}: {}", work.string(), error.message()));
   nlohmann::json request = {{"items", nlohmann::json::array()}};
   for (const auto& item : items)
     request["items"].push_back({{"prompt", item.prompt}, {"text", make_valid_utf8(item.text)}});
@@ -154,9 +154,8 @@ Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
         "the judge {} failed ({}):\n{}", name_,
         outcome->timed_out ? fmt::format("past its time limit of {} s", options_.timeout.count())
                            : fmt::format("exit status {}", outcome->exit_code.value_or(-1)),
-        outcome->stderr_tail.substr(outcome->stderr_tail.size() > 4000
-                                        ? outcome->stderr_tail.size() - 4000
-                                        : 0)));
+        outcome->stderr_tail.substr(
+            outcome->stderr_tail.size() > 4000 ? outcome->stderr_tail.size() - 4000 : 0)));
   }
   const auto answer = nlohmann::json::parse(outcome->stdout_tail, nullptr, false);
   const auto scores = answer.is_object() ? answer.value("scores", nlohmann::json()) : nullptr;

@@ -72,7 +72,7 @@ class Judge {
  public:
   struct Options {
     std::string model = std::string(kDefaultJudgeModel);  //!< Hub id in the HF cache, or folder
-    std::string python;           //!< empty: run::default_python()
+    std::string python;                                   //!< empty: run::default_python()
     std::string library_version;  //!< transformers of that Python; empty: asked
     std::filesystem::path cache_dir;
     std::chrono::seconds timeout{900};
@@ -93,7 +93,8 @@ class Judge {
   Result<Judgement> judge(const JudgeItem& item);
 
  private:
-  Judge(Options options, run::ProcessLauncher& launcher) : options_(std::move(options)), launcher_(&launcher) {}
+  Judge(Options options, run::ProcessLauncher& launcher)
+      : options_(std::move(options)), launcher_(&launcher) {}
 
   Options options_;
   run::ProcessLauncher* launcher_;

@@ -1,7 +1,9 @@
 // The parallel probe: asks the stack's own transformers whether a model type's config class
 // defines a tensor-parallel plan (base_model_tp_plan) and an expert-parallel plan
-// (base_model_ep_plan). The answer depends on the transformers version, so it is cached on
-// disk per (transformers version, model type): DIR/transformers-<version>/<model_type>.json.
+// (base_model_ep_plan, usable only where DistributedConfig has enable_expert_parallel). The
+// answer depends on the transformers version, so it is cached on disk per (transformers
+// version, model type): DIR/transformers-<version>/<model_type>.v2.json (v2: the answer
+// includes the DistributedConfig check).
 //
 // Thread safety: free functions; concurrent probes of one key both write the same file.
 #pragma once

@@ -43,7 +43,7 @@ TEST(ParallelProbeTest, AgreesWithTheGoldenTableAndCaches) {
     EXPECT_EQ(support->tp_plan, row["tp_plan"].value_or(false)) << model_type;
     EXPECT_EQ(support->ep_plan, row["ep_plan"].value_or(false)) << model_type;
     EXPECT_TRUE(std::filesystem::exists(cache / ("transformers-" + library_version) /
-                                        (model_type + ".json")));
+                                        (model_type + ".v2.json")));
   }
   auto unknown =
       probe_parallel_support(CANRUN_PYTHON, library_version, "canrun-imaginary", cache, *launcher);

@@ -67,9 +67,10 @@ Status check_sharding(const RecipeRequest& request, const backend::BackendProfil
     return invalid_argument(fmt::format("parallelism {} is not none, tp or ep",
                                         quote_for_message(request.parallelism)));
   if ((request.cores == 1) != (request.parallelism == "none")) {
-    return invalid_argument(fmt::format("{} core(s) with parallelism {}: one core takes none, "
-                                        "several take tp or ep",
-                                        request.cores, request.parallelism));
+    return invalid_argument(
+        fmt::format("{} core(s) with parallelism {}: one core takes none, "
+                    "several take tp or ep",
+                    request.cores, request.parallelism));
   }
   if (request.cores > 1 && (profile.distributed_backend.empty() || profile.pinning_env.empty())) {
     return invalid_argument(

@@ -105,5 +105,37 @@ TEST(RendererTest, RefusesUnknownTaskAndBadValues) {
               HasSubstr("--tokens 0 is out of range"));
 }
 
+TEST(RendererTest, ShardedPlanNeedsAParallelismAndAPinningRule) {
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  backend::BackendProfile profile = cpu_profile();
+  profile.distributed_backend = "gloo";
+  profile.pinning_env = "OMP_NUM_THREADS";
+  profile.pinning_syntax = "count";
+  request.cores = 2;
+  request.parallelism = "tp";
+  auto script = render_recipe(request, profile);
+  ASSERT_TRUE(script.ok()) << script.error().message();
+  EXPECT_THAT(*script, HasSubstr("CORES = 2\n"));
+  EXPECT_THAT(*script, HasSubstr("PARALLELISM = \"tp\""));
+  EXPECT_THAT(*script, HasSubstr("DISTRIBUTED_BACKEND = \"gloo\""));
+  EXPECT_THAT(*script, HasSubstr("PIN_ENV, PIN_SYNTAX = \"OMP_NUM_THREADS\", \"count\""));
+
+  request.parallelism = "none";
+  EXPECT_THAT(render_recipe(request, profile).error().message(),
+              HasSubstr("2 core(s) with parallelism none"));
+  request.parallelism = "pp";
+  EXPECT_THAT(render_recipe(request, profile).error().message(),
+              HasSubstr("parallelism \"pp\" is not none, tp or ep"));
+  request.cores = 1;
+  request.parallelism = "ep";
+  EXPECT_THAT(render_recipe(request, profile).error().message(),
+              HasSubstr("1 core(s) with parallelism ep"));
+  request.cores = 4;
+  profile.pinning_env.clear();
+  EXPECT_THAT(render_recipe(request, profile).error().message(),
+              HasSubstr("backend cpu cannot run 4 ranks"));
+}
+
 }  // namespace
 }  // namespace canrun::recipe

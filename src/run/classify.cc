@@ -88,8 +88,7 @@ std::optional<Classification> classify(const ProcessOutcome& outcome,
     verdict.signature = "TIMEOUT";
     return verdict;
   }
-  const bool rank_died = report && std::find(report->error_types.begin(),
-                                             report->error_types.end(),
+  const bool rank_died = report && std::find(report->error_types.begin(), report->error_types.end(),
                                              "RankDied") != report->error_types.end();
   if (rank_died) {  // a rank of a sharded run died; rank 0 reported it
     verdict.error = useful_tail(report->error);

@@ -115,31 +115,33 @@ Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
 }
 
 //! The plan for this test: the profile's topology, with the request's memory overrides. A
-//! checkpoint without safetensors weights is not planned (it runs on one core, and its run
-//! says what is wrong with it).
+//! checkpoint without safetensors weights is not placed (excluded as no_safetensors, as the
+//! ranking excludes it); one whose weights hold no tensors is not planned (it runs on one
+//! core, and its run says what is wrong with it).
 Result<std::optional<plan::StackPlan>> plan_test(const TestRequest& request,
                                                  backend::BackendProfile& profile,
                                                  const run::ModelSource& source,
-                                                 const run::Stack& stack,
-                                                 const std::string& python,
+                                                 const run::Stack& stack, const std::string& python,
                                                  const fs::path& cache_dir,
                                                  run::ProcessLauncher& launcher) {
-  backend::Topology& topology = profile.topology;
-  if (request.memory_per_core_gib < 0)
-    return invalid_argument("--memory-per-core must be positive");
-  if (request.memory_per_core_gib > 0) topology.memory_per_core_gib = request.memory_per_core_gib;
-  if (request.reserve_gib >= 0) topology.reserve_gib = request.reserve_gib;
-  if (topology.reserve_gib >= topology.memory_per_core_gib) {
-    return invalid_argument(fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
-                                        topology.reserve_gib, topology.memory_per_core_gib));
-  }
+  CANRUN_RETURN_IF_ERROR(
+      backend::override_memory(profile.topology, request.memory_per_core_gib, request.reserve_gib));
   std::optional<ModelId> id;
   if (auto parsed = ModelId::parse(source.model_id); parsed.ok()) id = *parsed;
-  CANRUN_ASSIGN_OR_RETURN(hub::ModelFacts facts, hub::local_model_facts(source.folder, id));
+  auto read = hub::local_model_facts(source.folder, id);
+  if (!read.ok() && read.error().code() == ErrorCode::kNotFound &&
+      read.error().message().starts_with("no_safetensors")) {
+    plan::StackPlan excluded;
+    excluded.shards.exclusion = "no_safetensors";
+    excluded.shards.why = read.error().message();
+    return std::optional<plan::StackPlan>(std::move(excluded));
+  }
+  if (!read.ok()) return read.error();
+  hub::ModelFacts facts = std::move(read).value();
   if (facts.weights_bytes == 0) return std::optional<plan::StackPlan>();
   if (facts.model_id.empty()) facts.model_id = source.model_id;
   CANRUN_ASSIGN_OR_RETURN(plan::StackPlan plan,
-                          plan::plan_on_stack(facts, python, stack.library_version, topology,
+                          plan::plan_on_stack(facts, python, stack.library_version, profile.topology,
                                               cache_dir / "probes", launcher));
   return std::optional<plan::StackPlan>(std::move(plan));
 }
@@ -192,9 +194,8 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   CANRUN_ASSIGN_OR_RETURN(run::Stack stack, run::probe_stack(python, profile, launcher));
   const fs::path cache_dir = request.cache_dir.empty() ? default_cache_dir() : request.cache_dir;
   const fs::path work_dir = request.work_dir.empty() ? cache_dir / "runs" : request.work_dir;
-  CANRUN_ASSIGN_OR_RETURN(
-      std::optional<plan::StackPlan> plan,
-      plan_test(request, profile, source, stack, python, cache_dir, launcher));
+  CANRUN_ASSIGN_OR_RETURN(std::optional<plan::StackPlan> plan,
+                          plan_test(request, profile, source, stack, python, cache_dir, launcher));
   const int cores = plan && plan->shards.placed ? plan->shards.cores : 1;
 
   recipe::RecipeRequest recipe_request;
@@ -248,11 +249,10 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   // 1. The backend. A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", source.model_id, profile.name);
   CANRUN_ASSIGN_OR_RETURN(outcome.run_dir, make_run_dir(work_dir, source.model_id, profile.name));
-  CANRUN_ASSIGN_OR_RETURN(
-      ScriptRun backend_run,
-      run_script(script, outcome.run_dir, python,
-                 run_environment(profile, stack, source, cache_dir, cores), request.timeout,
-                 launcher));
+  CANRUN_ASSIGN_OR_RETURN(ScriptRun backend_run,
+                          run_script(script, outcome.run_dir, python,
+                                     run_environment(profile, stack, source, cache_dir, cores),
+                                     request.timeout, launcher));
   outcome.stdout_bytes = backend_run.outcome.stdout_bytes;
   row.runtime_s = backend_run.outcome.wall_s;
   if (const auto& report = backend_run.report) {
@@ -282,10 +282,10 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   if (!reference) {
     log::info("running the CPU reference of {} ({} tokens)", source.model_id, request.new_tokens);
     CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir, make_run_dir(work_dir, source.model_id, "reference"));
-    CANRUN_ASSIGN_OR_RETURN(ScriptRun ref_run,
-                            run_script(reference_script, ref_dir, python,
-                                       run_environment(reference_profile, stack, source, cache_dir, 1),
-                                       request.timeout, launcher));
+    CANRUN_ASSIGN_OR_RETURN(ScriptRun ref_run, run_script(reference_script, ref_dir, python,
+                                                          run_environment(reference_profile, stack,
+                                                                          source, cache_dir, 1),
+                                                          request.timeout, launcher));
     if (auto failure = run::classify(ref_run.outcome, ref_run.report); failure && cores > 1) {
       log::warning("the CPU reference of {} failed ({}), so match_tokens is not known: {}",
                    source.model_id, to_string(failure->result), (ref_dir / "run.py").string());

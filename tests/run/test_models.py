@@ -60,6 +60,15 @@ def test_unknown_architecture_fails_to_load(canrun_test):
     assert row["compile_s"] is None and row["output_text"] is None
 
 
+def test_repo_without_safetensors_is_excluded_and_not_run(canrun_test):
+    code, row, err = canrun_test("canrun-fixtures/no-weights")
+    assert code == 1, err
+    assert row["result"] == "EXCLUDED" and row["exclusion_reason"] == "no_safetensors"
+    assert "model.safetensors" in row["error"]
+    assert row["cores"] is None and row["compile_s"] is None and row["output_text"] is None
+    assert "running canrun-fixtures/no-weights" not in err
+
+
 def test_reference_is_reused(canrun_test):
     code, first, _ = canrun_test("canrun-fixtures/tiny-qwen3")
     assert first["result"] == "PASS" and not first["reference_reused"]

@@ -1,0 +1,63 @@
+"""How a sharded run.py pins its ranks, read from the rendered script itself (imported, not
+run): each rank gets its own contiguous slice of the Neuron cores or CUDA devices it was
+given, or its share of the host's threads; too few cores is an error naming the variable."""
+import importlib.util
+import os
+import subprocess
+
+import pytest
+
+
+def rendered(canrun_bin, tmp_path, backend, cores):
+    script = subprocess.run([str(canrun_bin), "render", "org/model", "--backend", backend, "--cores", str(cores),
+                             "--parallelism", "tp"], capture_output=True, text=True, check=True).stdout
+    path = tmp_path / f"run_{backend}_{cores}.py"
+    path.write_text(script)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # main() runs only as __main__
+    return module
+
+
+def pinning(module, monkeypatch, given):
+    if given is None:
+        monkeypatch.delenv(module.PIN_ENV, raising=False)
+    else:
+        monkeypatch.setenv(module.PIN_ENV, given)
+    return [module.rank_pinning(rank) for rank in range(module.CORES)]
+
+
+def test_neuron_ranks_get_contiguous_ranges(canrun_bin, tmp_path, monkeypatch):
+    run = rendered(canrun_bin, tmp_path, "neuron", 4)
+    assert run.PIN_ENV == "NEURON_RT_VISIBLE_CORES" and run.DISTRIBUTED_BACKEND == "neuron"
+    assert pinning(run, monkeypatch, None) == ["0", "1", "2", "3"]
+    assert pinning(run, monkeypatch, "8-11") == ["8", "9", "10", "11"]
+    assert pinning(run, monkeypatch, "0-7") == ["0-1", "2-3", "4-5", "6-7"]
+    with pytest.raises(RuntimeError, match="NEURON_RT_VISIBLE_CORES=4-5 gives fewer than the 4 cores"):
+        pinning(run, monkeypatch, "4-5")
+
+
+def test_cuda_ranks_get_their_devices(canrun_bin, tmp_path, monkeypatch):
+    run = rendered(canrun_bin, tmp_path, "cuda", 2)
+    assert run.PIN_ENV == "CUDA_VISIBLE_DEVICES" and run.DISTRIBUTED_BACKEND == "nccl"
+    assert pinning(run, monkeypatch, None) == ["0", "1"]
+    assert pinning(run, monkeypatch, "4,6") == ["4", "6"]
+    assert pinning(run, monkeypatch, "0,1,2,3") == ["0,1", "2,3"]
+
+
+def test_cpu_ranks_share_the_threads(canrun_bin, tmp_path, monkeypatch):
+    run = rendered(canrun_bin, tmp_path, "cpu", 3)
+    assert run.PIN_ENV == "OMP_NUM_THREADS" and run.DISTRIBUTED_BACKEND == "gloo"
+    assert pinning(run, monkeypatch, "12") == ["4", "4", "4"]
+    assert pinning(run, monkeypatch, "2") == ["1", "1", "1"]  # at least one thread each
+    assert pinning(run, monkeypatch, None) == [str(max(1, len(os.sched_getaffinity(0)) // 3))] * 3
+
+
+def test_one_core_starts_no_rank(canrun_bin, tmp_path):
+    script = subprocess.run([str(canrun_bin), "render", "org/model"], capture_output=True, text=True,
+                            check=True).stdout
+    assert "CORES = 1\n" in script and "PARALLELISM = None" in script
+    run = rendered(canrun_bin, tmp_path, "cpu", 2)
+    run.CORES, run.PARALLELISM = 1, None
+    run.start_ranks()
+    assert run.RANKS is None and run.sharding() == {}
