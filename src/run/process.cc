@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 extern char** environ;
 
@@ -91,6 +92,11 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
   for (auto& entry : env_entries) envp.push_back(entry.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = spec.argv;
+  // A relative program path names a file from here, not from the child's folder.
+  if (args.front().find('/') != std::string::npos && !spec.cwd.empty() &&
+      std::filesystem::path(args.front()).is_relative()) {
+    args.front() = std::filesystem::absolute(args.front()).lexically_normal().string();
+  }
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -216,6 +222,13 @@ std::map<std::string, std::string> current_environment() {
     const auto equals = text.find('=');
     if (equals != std::string_view::npos)
       env[std::string(text.substr(0, equals))] = std::string(text.substr(equals + 1));
+  }
+  for (const char* name : kFolderVariables) {
+    const auto found = env.find(name);
+    if (found != env.end() && !found->second.empty() &&
+        std::filesystem::path(found->second).is_relative()) {
+      found->second = std::filesystem::absolute(found->second).lexically_normal().string();
+    }
   }
   return env;
 }

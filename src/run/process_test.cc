@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 
 namespace canrun::run {
@@ -41,6 +43,32 @@ TEST(ProcessTest, OnlyTheGivenEnvironmentIsSeen) {
   ::setenv("CANRUN_SHOULD_NOT_LEAK", "1", 1);
   auto outcome = launcher->run(shell("echo \"[$CANRUN_SHOULD_NOT_LEAK]\""));
   EXPECT_EQ(outcome->stdout_tail, "[]\n");
+}
+
+TEST(ProcessTest, RelativeProgramAndFolderVariablesMeanWhatTheyMeanHere) {
+  namespace fs = std::filesystem;
+  const fs::path here = fs::current_path();
+  const fs::path base =
+      fs::temp_directory_path() / ("canrun-relative-" + std::to_string(::getpid()));
+  fs::create_directories(base / "bin");
+  fs::create_directories(base / "elsewhere");
+  fs::copy_file("/bin/echo", base / "bin" / "say", fs::copy_options::overwrite_existing);
+  fs::current_path(base);
+  const fs::path expected = fs::current_path() / "cache" / "hf";
+  ::setenv("HF_HOME", "cache/hf", 1);
+  auto env = current_environment();
+  ::unsetenv("HF_HOME");
+  auto launcher = make_posix_launcher();
+  ProcessSpec spec;
+  spec.argv = {"bin/say", env["HF_HOME"]};
+  spec.cwd = base / "elsewhere";
+  spec.timeout = std::chrono::seconds(20);
+  auto outcome = launcher->run(spec);
+  fs::current_path(here);
+  fs::remove_all(base);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+  EXPECT_EQ(outcome->exit_code, 0) << outcome->stderr_tail;
+  EXPECT_EQ(outcome->stdout_tail, expected.string() + "\n");
 }
 
 TEST(ProcessTest, TimeLimitKillsTheWholeGroup) {

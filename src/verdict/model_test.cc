@@ -192,8 +192,11 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
                           run::resolve_model(request.model, request.revision));
   const std::string python = request.python.empty() ? run::default_python() : request.python;
   CANRUN_ASSIGN_OR_RETURN(run::Stack stack, run::probe_stack(python, profile, launcher));
-  const fs::path cache_dir = request.cache_dir.empty() ? default_cache_dir() : request.cache_dir;
-  const fs::path work_dir = request.work_dir.empty() ? cache_dir / "runs" : request.work_dir;
+  // Absolute: run.py runs in its own folder, and reads the compile cache's path from its env.
+  const fs::path cache_dir =
+      fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir);
+  const fs::path work_dir =
+      request.work_dir.empty() ? cache_dir / "runs" : fs::absolute(request.work_dir);
   CANRUN_ASSIGN_OR_RETURN(std::optional<plan::StackPlan> plan,
                           plan_test(request, profile, source, stack, python, cache_dir, launcher));
   const int cores = plan && plan->shards.placed ? plan->shards.cores : 1;
