@@ -362,8 +362,24 @@ function codeBlock(text, label, { id, language } = {}) {
     h('pre', { id, tabindex: '0', 'aria-label': label }, h('code', { class: language ? `language-${language}` : null }, text)));
 }
 
-function fact(label, value) {
-  return h('div', { class: 'fact' }, h('dt', {}, label), h('dd', {}, value));
+function fact(label, value, { wide = false } = {}) {
+  return h('div', { class: wide ? 'fact wide' : 'fact' }, h('dt', {}, label), h('dd', {}, value));
+}
+
+// How the output was checked: the CPU reference's tokens on one core, the judge when sharded
+// (with the tokens that matched the reference, for information).
+function verifiedBy(verdict) {
+  if (!verdict?.verification) return '—';
+  const tokens = verdict.match_tokens === null || verdict.match_tokens === undefined ? null
+    : `${verdict.match_tokens}/${verdict.new_tokens} tokens match the CPU reference`;
+  if (verdict.verification !== 'judge') return tokens || verdict.verification;
+  const judge = (verdict.judge_model || 'judge').split('@')[0].split('/').pop();
+  const score = verdict.judge_score;
+  const threshold = verdict.judge_threshold;
+  if (typeof score !== 'number' || typeof threshold !== 'number') return `judge ${judge}`;
+  const fluent = score >= threshold ? '≥' : '<';
+  const text = `judge ${judge}: ${score.toFixed(2)} ${fluent} ${threshold.toFixed(2)} (${score >= threshold ? 'fluent' : 'not fluent'})`;
+  return tokens ? `${text}; ${tokens}` : text;
 }
 
 function historyTable(data) {
@@ -405,7 +421,8 @@ async function renderModel(state, token) {
     fact('Compile', formatSeconds(verdict?.compile_s)),
     fact('Peak memory', formatBytes(verdict?.peak_device_memory_bytes)),
     fact('Weights', formatBytes(verdict?.weights_bytes)),
-    fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'));
+    fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'),
+    fact('Verified', h('span', { id: 'verified' }, verifiedBy(verdict)), { wide: true }));
 
   const notices = [];
   if (data.note) notices.push(h('p', { class: 'notice' }, h('strong', {}, 'Note: '), data.note));

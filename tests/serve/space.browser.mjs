@@ -144,6 +144,7 @@ test('model page shows run.py, packages, the cache command and history; copy cop
   assert.equal(await page.locator('#prefetch').textContent(),
     'hf buckets sync hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326 /tmp/neff_cache');
   assert.equal(await page.locator('#run-command').textContent(), 'python3 run.py');
+  assert.equal(await page.locator('#verified').textContent(), '32/32 tokens match the CPU reference');
   const history = page.locator('table.history tbody tr');
   assert.equal(await history.count(), 4);
   assert.match(await history.nth(1).textContent(), /^2\.17\.1\.0\+5e6f7a8b5\.18\.0FAIL_COMPILE▼ regression/);
@@ -153,6 +154,15 @@ test('model page shows run.py, packages, the cache command and history; copy cop
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(copied, /^# run\.py: Qwen\/Qwen3-0\.6B on neuron/);
   await page.screenshot({ path: join(artifacts, 'model-laptop.png'), fullPage: true });
+  await page.close();
+});
+
+test("a sharded verdict's page says the judge verified it, and how the tokens compare", async () => {
+  const page = await openPage('/model/openai-community/gpt2');
+  await settled(page);
+  await page.waitForSelector('#verified');
+  assert.equal(await page.locator('#verified').textContent(),
+    'judge SmolLM2-135M-Instruct: -0.90 ≥ -5.07 (fluent); 29/32 tokens match the CPU reference');
   await page.close();
 });
 

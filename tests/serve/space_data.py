@@ -35,7 +35,9 @@ def rows():
         out.append(verdict_row("google/gemma-3-1b-it", "FAIL_COMPILE" if stack is OLD else "PASS",
                                **stack))
         out.append(verdict_row("openai-community/gpt2", "PASS", cores=2, parallelism="tp",
-                               runtime_s=95.0, **stack))
+                               runtime_s=95.0, verification="judge", match_tokens=29,
+                               judge_score=-0.9, judge_threshold=-5.068,
+                               judge_model="HuggingFaceTB/SmolLM2-135M-Instruct@24aa9a1", **stack))
         out.append(verdict_row("meta-llama/Llama-3.2-1B-Instruct", "EXCLUDED",
                                peak_device_memory_bytes=None, **stack))
         out.append(verdict_row("acme-labs/html-note-model", "FAIL_RUNTIME", error=HOSTILE_ERROR,
