@@ -377,8 +377,8 @@ function verifiedBy(verdict) {
   const score = verdict.judge_score;
   const threshold = verdict.judge_threshold;
   if (typeof score !== 'number' || typeof threshold !== 'number') return `judge ${judge}`;
-  const fluent = score >= threshold ? '≥' : '<';
-  const text = `judge ${judge}: ${score.toFixed(2)} ${fluent} ${threshold.toFixed(2)} (${score >= threshold ? 'fluent' : 'not fluent'})`;
+  const fluent = score >= threshold;
+  const text = `judge ${judge}: ${score.toFixed(2)} ${fluent ? '≥' : '<'} ${threshold.toFixed(2)} (${fluent ? 'fluent' : 'not fluent'})`;
   return tokens ? `${text}; ${tokens}` : text;
 }
 

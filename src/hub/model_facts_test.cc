@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "hub/checkpoint_files.h"
+
 namespace canrun::hub {
 namespace {
 
@@ -92,6 +96,19 @@ TEST(ModelFacts, CheckpointTotalsSplitExpertsAndDtypes) {
   const auto json = facts_to_json(facts);
   EXPECT_EQ(json["weights"]["bytes"], 32);
   EXPECT_EQ(json["tensors"][1]["expert"], true);
+}
+
+TEST(ModelFacts, MissingSafetensorsIsTellableFromABrokenCheckpoint) {
+  LocalCheckpointFiles files(std::filesystem::temp_directory_path(), "local");
+  auto none = read_checkpoint_headers(files, {"config.json", "pytorch_model.bin"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(is_no_safetensors(none.error())) << none.error().message();
+  EXPECT_THAT(none.error().message(), HasSubstr("neither model.safetensors nor"));
+  // model.safetensors listed but not there to read: a broken checkpoint, not the exclusion.
+  auto broken = read_checkpoint_headers(files, {"model.safetensors"});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_FALSE(is_no_safetensors(broken.error())) << broken.error().message();
+  EXPECT_FALSE(is_no_safetensors(not_found("checkpoint folder x does not exist")));
 }
 
 }  // namespace

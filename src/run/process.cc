@@ -20,6 +20,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+//! Variables naming folders that the stack's libraries read (Hugging Face, torch, canrun).
+constexpr const char* kFolderVariables[] = {
+    "HF_HOME",      "HF_HUB_CACHE",   "HF_DATASETS_CACHE",       "TRANSFORMERS_CACHE",
+    "CANRUN_CACHE", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"};
+
 void TailTrim(std::string& data, std::size_t limit) {
   if (data.size() > limit) data.erase(0, data.size() - limit);
 }

@@ -55,14 +55,10 @@ class ProcessLauncher {
 //! posix_spawn-based launcher for this machine.
 std::unique_ptr<ProcessLauncher> make_posix_launcher();
 
-//! Variables naming folders that the stack's libraries read (Hugging Face, torch, canrun).
-inline constexpr const char* kFolderVariables[] = {
-    "HF_HOME",      "HF_HUB_CACHE",   "HF_DATASETS_CACHE",       "TRANSFORMERS_CACHE",
-    "CANRUN_CACHE", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"};
-
-//! The current environment as a map, to start a ProcessSpec::env from. The folder variables
-//! above are made absolute: a process runs in its own folder, where a relative one would
-//! name another place.
+//! The current environment as a map, to start a ProcessSpec::env from. Variables naming
+//! folders that the stack's libraries read (HF_HOME, HF_HUB_CACHE, CANRUN_CACHE,
+//! XDG_CACHE_HOME, TORCHINDUCTOR_CACHE_DIR and the like) are made absolute: a process runs in
+//! its own folder, where a relative one would name another place.
 std::map<std::string, std::string> current_environment();
 
 //! Keeps the last `limit` bytes appended, and counts all of them.

@@ -13,6 +13,7 @@
 #include "core/model_id.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "hub/checkpoint_files.h"
 #include "hub/facts_reader.h"
 #include "plan/stack_plan.h"
 #include "recipe/renderer.h"
@@ -129,8 +130,7 @@ Result<std::optional<plan::StackPlan>> plan_test(const TestRequest& request,
   std::optional<ModelId> id;
   if (auto parsed = ModelId::parse(source.model_id); parsed.ok()) id = *parsed;
   auto read = hub::local_model_facts(source.folder, id);
-  if (!read.ok() && read.error().code() == ErrorCode::kNotFound &&
-      read.error().message().starts_with("no_safetensors")) {
+  if (!read.ok() && hub::is_no_safetensors(read.error())) {
     plan::StackPlan excluded;
     excluded.shards.exclusion = "no_safetensors";
     excluded.shards.why = read.error().message();
@@ -141,8 +141,8 @@ Result<std::optional<plan::StackPlan>> plan_test(const TestRequest& request,
   if (facts.weights_bytes == 0) return std::optional<plan::StackPlan>();
   if (facts.model_id.empty()) facts.model_id = source.model_id;
   CANRUN_ASSIGN_OR_RETURN(plan::StackPlan plan,
-                          plan::plan_on_stack(facts, python, stack.library_version, profile.topology,
-                                              cache_dir / "probes", launcher));
+                          plan::plan_on_stack(facts, python, stack.library_version,
+                                              profile.topology, cache_dir / "probes", launcher));
   return std::optional<plan::StackPlan>(std::move(plan));
 }
 
