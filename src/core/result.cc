@@ -28,7 +28,17 @@ Error Error::with_context(std::string_view context) const {
   std::string message(context);
   message += ": ";
   message += message_;
-  return {code_, std::move(message)};
+  Error out(code_, std::move(message));
+  out.reason_ = reason_;
+  out.subjects_ = subjects_;
+  return out;
+}
+
+Error Error::with_reason(std::string_view reason, std::vector<std::string> subjects) const {
+  Error out = *this;
+  out.reason_ = reason;
+  if (!subjects.empty()) out.subjects_ = std::move(subjects);
+  return out;
 }
 
 }  // namespace canrun

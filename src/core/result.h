@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace canrun {
 
@@ -31,19 +32,39 @@ enum class ErrorCode {
 //! Stable lower-case name of a code, as printed in messages and JSON.
 std::string_view error_code_name(ErrorCode code);
 
+//! Machine-readable reasons an Error may carry, beside its code. Callers test the reason, never
+//! the message, so a caller that adds context never changes what an error means.
+namespace reason {
+inline constexpr std::string_view kNoSafetensors = "no_safetensors";  //!< no weights to load
+inline constexpr std::string_view kGated = "gated";        //!< the token has no access
+inline constexpr std::string_view kNotCached = "not_cached";  //!< not in the HF cache
+inline constexpr std::string_view kNotFound = "not_found";    //!< no such model or file
+inline constexpr std::string_view kBadParameter = "bad_parameter";  //!< a named input is wrong
+}  // namespace reason
+
 class [[nodiscard]] Error {
  public:
   Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  //! The machine-readable reason (see namespace reason), or empty. Kept by with_context.
+  const std::string& reason() const { return reason_; }
+  //! The inputs at fault (query parameters, options, columns), for callers that name them
+  //! apart from the message, e.g. an HTTP 400's "parameters". Kept by with_context.
+  const std::vector<std::string>& subjects() const { return subjects_; }
 
   //! A copy with "context: " put before the message, e.g. the file being read.
   Error with_context(std::string_view context) const;
+  //! A copy carrying `reason` (and, when given, the inputs at fault).
+  Error with_reason(std::string_view reason, std::vector<std::string> subjects = {}) const;
+  bool has_reason(std::string_view reason) const { return reason_ == reason; }
 
  private:
   ErrorCode code_;
   std::string message_;
+  std::string reason_;
+  std::vector<std::string> subjects_;
 };
 
 //! Shorthands that read like what they mean at the call site.

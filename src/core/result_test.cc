@@ -47,6 +47,17 @@ TEST(ResultTest, ContextIsPrepended) {
   EXPECT_EQ(error_code_name(error.code()), "corrupt");
 }
 
+TEST(ResultTest, ReasonSurvivesContext) {
+  const Error error = not_found("the repo has no weights")
+                          .with_reason(reason::kNoSafetensors, {"MODEL"})
+                          .with_context("org/model")
+                          .with_context("canrun test");
+  EXPECT_TRUE(error.has_reason(reason::kNoSafetensors));
+  EXPECT_EQ(error.subjects(), std::vector<std::string>{"MODEL"});
+  EXPECT_EQ(error.message(), "canrun test: org/model: the repo has no weights");
+  EXPECT_FALSE(not_found("org/model: no_safetensors: fake").has_reason(reason::kNoSafetensors));
+}
+
 TEST(ResultTest, MoveOnlyValues) {
   Result<std::unique_ptr<int>> holder = std::make_unique<int>(7);
   ASSERT_TRUE(holder.ok());

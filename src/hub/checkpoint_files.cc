@@ -21,7 +21,6 @@ constexpr std::uint64_t kFirstRead = 8;
 constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
 constexpr std::string_view kIndexFile = "model.safetensors.index.json";
 constexpr std::string_view kSingleFile = "model.safetensors";
-constexpr std::string_view kNoSafetensors = "no_safetensors: ";
 
 }  // namespace
 
@@ -107,8 +106,9 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_h
   std::vector<std::pair<std::string, SafetensorsHeader>> headers;
   if (!has(kIndexFile)) {
     if (!has(kSingleFile)) {
-      return not_found(fmt::format("{}the repo has neither {} nor {} ({} files)", kNoSafetensors,
-                                   kSingleFile, kIndexFile, repo_files.size()));
+      return not_found(fmt::format("no_safetensors: the repo has neither {} nor {} ({} files)", kSingleFile,
+                                   kIndexFile, repo_files.size()))
+          .with_reason(reason::kNoSafetensors);
     }
     CANRUN_ASSIGN_OR_RETURN(auto header, read_safetensors_header(files, kSingleFile));
     headers.emplace_back(std::string(kSingleFile), std::move(header));
@@ -156,8 +156,5 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_h
   return headers;
 }
 
-bool is_no_safetensors(const Error& error) {
-  return error.code() == ErrorCode::kNotFound && error.message().starts_with(kNoSafetensors);
-}
 
 }  // namespace canrun::hub

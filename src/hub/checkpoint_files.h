@@ -76,14 +76,10 @@ std::string resolve_url(const HubConfig& config, const ModelId& id, std::string_
 Result<SafetensorsHeader> read_safetensors_header(CheckpointFiles& files, std::string_view file);
 
 //! The headers of the checkpoint, given the repo's file list: (file, header) per shard in
-//! file-name order. Errors: no safetensors (see is_no_safetensors), a malformed index, a shard
+//! file-name order. Errors: no safetensors (reason::kNoSafetensors), a malformed index, a shard
 //! name that escapes the repo, a tensor of the index missing from its shard, and every header
 //! error.
 Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_headers(
     CheckpointFiles& files, const std::vector<std::string>& repo_files);
-
-//! Whether an error of read_checkpoint_headers (or of the facts readers that call it) says the
-//! repo has no safetensors weights at all: the `no_safetensors` exclusion, not a broken file.
-bool is_no_safetensors(const Error& error);
 
 }  // namespace canrun::hub

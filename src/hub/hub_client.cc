@@ -123,9 +123,13 @@ Result<HttpResponse> HubClient::get(std::string_view url_or_path,
         return invalid_argument(
             fmt::format("GET {}: HTTP {}: the model is gated or private{}", where, status,
                         config_.token ? " and HF_TOKEN does not grant access"
-                                      : "; set HF_TOKEN to a token with access"));
+                                      : "; set HF_TOKEN to a token with access"))
+            .with_reason(reason::kGated);
       }
-      if (status == 404) return not_found(fmt::format("GET {}: HTTP 404: not on the Hub", where));
+      if (status == 404) {
+        return not_found(fmt::format("GET {}: HTTP 404: not on the Hub", where))
+            .with_reason(reason::kNotFound);
+      }
       if (!retryable(status)) {
         return Error(ErrorCode::kUnavailable, fmt::format("GET {}: HTTP {}", where, status));
       }

@@ -102,13 +102,12 @@ TEST(ModelFacts, MissingSafetensorsIsTellableFromABrokenCheckpoint) {
   LocalCheckpointFiles files(std::filesystem::temp_directory_path(), "local");
   auto none = read_checkpoint_headers(files, {"config.json", "pytorch_model.bin"});
   ASSERT_FALSE(none.ok());
-  EXPECT_TRUE(is_no_safetensors(none.error())) << none.error().message();
+  EXPECT_TRUE(none.error().has_reason(reason::kNoSafetensors)) << none.error().message();
   EXPECT_THAT(none.error().message(), HasSubstr("neither model.safetensors nor"));
   // model.safetensors listed but not there to read: a broken checkpoint, not the exclusion.
   auto broken = read_checkpoint_headers(files, {"model.safetensors"});
   ASSERT_FALSE(broken.ok());
-  EXPECT_FALSE(is_no_safetensors(broken.error())) << broken.error().message();
-  EXPECT_FALSE(is_no_safetensors(not_found("checkpoint folder x does not exist")));
+  EXPECT_FALSE(broken.error().has_reason(reason::kNoSafetensors)) << broken.error().message();
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ Result<std::optional<plan::StackPlan>> plan_test(const TestRequest& request,
   std::optional<ModelId> id;
   if (auto parsed = ModelId::parse(source.model_id); parsed.ok()) id = *parsed;
   auto read = hub::local_model_facts(source.folder, id);
-  if (!read.ok() && hub::is_no_safetensors(read.error())) {
+  if (!read.ok() && read.error().has_reason(reason::kNoSafetensors)) {
     plan::StackPlan excluded;
     excluded.shards.exclusion = "no_safetensors";
     excluded.shards.why = read.error().message();
