@@ -17,14 +17,14 @@
 #include "core/log.h"
 #include "core/model_id.h"
 #include "core/text.h"
-#include "hub/architecture_probe.h"
 #include "hub/candidates.h"
 #include "hub/facts_reader.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
 #include "hub/rankings.h"
-#include "run/process.h"
-#include "run/stack.h"
+#include "process/process.h"
+#include "stack/architectures.h"
+#include "trial/checkpoint.h"
 
 namespace canrun::cli {
 namespace {
@@ -148,23 +148,30 @@ void print_facts(const hub::ModelFacts& facts) {
 }
 
 int run_info(const HubOptions& options) {
-  auto id = ModelId::parse(options.model);
-  if (!id.ok()) return report(id.error().with_context("MODEL"));
-  auto revision = Revision::parse(options.revision);
-  if (!revision.ok()) return report(revision.error().with_context("--revision"));
-  Result<hub::ModelFacts> facts = internal_error("unset");
+  // MODEL as every command takes it (src/trial/checkpoint.h); --folder reads a folder under
+  // the Hub id MODEL names.
+  std::optional<ModelId> folder_id;
   if (!options.folder.empty()) {
-    facts = hub::local_model_facts(options.folder, *id);
-  } else {
-    auto client = make_client();
-    if (!client.ok()) return report(client.error());
-    facts = hub::fetch_model_facts(*client, hub::HfCache::from_environment(), *id, *revision);
+    auto id = ModelId::parse(options.model);
+    if (!id.ok()) return report(id.error().with_context("MODEL"));
+    folder_id = *id;
   }
-  if (!facts.ok()) return report(facts.error().with_context(id->str()));
+  const std::string model = options.folder.empty() ? options.model : options.folder;
+  if (options.folder.empty() && !trial::is_folder(model)) {
+    if (auto id = ModelId::parse(model); !id.ok()) return report(id.error().with_context("MODEL"));
+  }
+  if (auto revision = Revision::parse(options.revision); !revision.ok()) {
+    return report(revision.error().with_context("--revision"));
+  }
+  CANRUN_ASSIGN_OR_RETURN_EXIT(trial::Checkpoint checkpoint,
+                               trial::resolve_checkpoint({model, options.revision, folder_id}));
+  if (checkpoint.no_safetensors) {
+    return report(checkpoint.no_safetensors->with_context(checkpoint.model_id));
+  }
   if (options.json) {
-    print_json(std::cout, hub::facts_to_json(*facts, options.tensors));
+    print_json(std::cout, hub::facts_to_json(checkpoint.facts, options.tensors));
   } else {
-    print_facts(*facts);
+    print_facts(checkpoint.facts);
   }
   return kExitOk;
 }
@@ -207,9 +214,9 @@ int run_select(const HubOptions& options) {
             : fmt::format("from the snapshot ({} old)", hub::describe_age(rankings->age)));
     inputs.ranked = std::move(rankings->snapshot.models);
   }
-  const auto launcher = run::make_posix_launcher();
-  hub::TransformersProbe probe(options.python.empty() ? run::default_python() : options.python,
-                               hub::TransformersProbe::default_cache_file(), *launcher);
+  const auto launcher = process::make_posix_launcher();
+  const stack::StackPython python(options.python, default_cache_dir() / "stack", *launcher);
+  stack::TransformersArchitectures probe(python);
   const auto lookup = [&](const ModelId& id) {
     return hub::fetch_model_info(*client, id, Revision::main_branch());
   };
@@ -281,10 +288,11 @@ void register_hub_command(const CommandRegistry& registry) {
       "info",
       "One model's facts: commit, config, and weights bytes from its safetensors headers "
       "(range requests; never the weights)");
-  info->add_option("MODEL", options->model, "Model id, namespace/name")->required();
+  info->add_option("MODEL", options->model, "Hub id (namespace/name), or a local checkpoint folder")
+      ->required();
   info->add_option("--revision", options->revision, "Branch, tag or commit (default main)");
   info->add_option("--folder", options->folder,
-                   "Read a local checkpoint folder instead of the Hub");
+                   "Read this local checkpoint folder as the Hub id MODEL");
   info->add_flag("--json", options->json, "Machine-readable output");
   info->add_flag("--tensors", options->tensors, "With --json: every tensor's dtype and shape");
   info->callback(

@@ -28,7 +28,7 @@ struct JudgeOptions {
 Result<judge::Judge> open_judge(JudgeOptions& options) {
   options.judge.cache_dir =
       options.cache.empty() ? default_cache_dir() : std::filesystem::path(options.cache);
-  static auto launcher = run::make_posix_launcher();
+  static auto launcher = process::make_posix_launcher();
   return judge::Judge::open(options.judge, *launcher);
 }
 

@@ -1,6 +1,6 @@
 // canrun plan MODEL: the cores, parallelism and per-core budget a backend would give a model,
-// and why — from its safetensors headers (Hub range requests, the HF cache, or a local folder)
-// and the stack's transformers (does the architecture have a TP / EP plan). Exit 0 when the
+// and why — from its safetensors headers (MODEL resolved as every command resolves it: see
+// src/trial/checkpoint.h) and the stack's transformers (does the architecture have a TP / EP plan). Exit 0 when the
 // model can be placed, 1 when it would be excluded (too_large, no_parallel_plan), 2 on bad input.
 #include <fmt/format.h>
 
@@ -10,14 +10,13 @@
 #include "backend/profile.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "core/cache_dir.h"
+#include "cli/trial_options.h"
 #include "core/json_output.h"
-#include "core/model_id.h"
 #include "core/text.h"
-#include "hub/facts_reader.h"
-#include "hub/hub_client.h"
 #include "plan/stack_plan.h"
-#include "run/stack.h"
+#include "stack/stack.h"
+#include "trial/checkpoint.h"
+#include "trial/trial.h"
 
 namespace canrun::cli {
 namespace {
@@ -25,53 +24,30 @@ namespace {
 namespace fs = std::filesystem;
 
 struct PlanOptions {
-  std::string model;
-  std::string revision = "main";
-  std::string backend = "cpu";
-  double memory_per_core_gib = 0;  //!< 0: the profile's
-  double reserve_gib = -1;         //!< < 0: the profile's
-  std::string python;
+  TrialOptions trial;
   bool json = false;
 };
 
-Result<hub::ModelFacts> read_facts(const PlanOptions& options) {
-  if (options.model.find('/') != std::string::npos && fs::is_directory(options.model)) {
-    return hub::local_model_facts(options.model, std::nullopt);
-  }
-  CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(options.model));
-  CANRUN_ASSIGN_OR_RETURN(Revision revision, Revision::parse(options.revision));
-  CANRUN_ASSIGN_OR_RETURN(hub::HubConfig config, hub::HubConfig::from_environment());
-  hub::HubClient client(std::move(config),
-                        hub::make_curl_transport(hub::default_transport_options()));
-  auto facts = hub::fetch_model_facts(client, hub::HfCache::from_environment(), id, revision);
-  if (!facts.ok()) return facts.error().with_context(id.str());
-  return facts;
-}
-
 int run_plan(const PlanOptions& options) {
-  CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
-                               backend::find_profile(options.backend));
-  if (auto status = backend::override_memory(profile.topology, options.memory_per_core_gib,
-                                             options.reserve_gib);
-      !status.ok()) {
-    return report(status.error());
+  CANRUN_ASSIGN_OR_RETURN_EXIT(trial::TrialRequest request, trial_request(options.trial));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile, trial::trial_profile(request));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(trial::Checkpoint checkpoint,
+                               trial::resolve_checkpoint({request.model, request.revision, {}}));
+  if (checkpoint.no_safetensors) {
+    return report(checkpoint.no_safetensors->with_context(checkpoint.model_id));
   }
-  CANRUN_ASSIGN_OR_RETURN_EXIT(hub::ModelFacts facts, read_facts(options));
-  if (facts.model_id.empty()) facts.model_id = options.model;
-  auto launcher = run::make_posix_launcher();
-  const std::string python = options.python.empty() ? run::default_python() : options.python;
-  CANRUN_ASSIGN_OR_RETURN_EXIT(auto versions,
-                               run::probe_versions(python, {"transformers"}, *launcher));
-  const auto library = versions.find("transformers");
-  if (library == versions.end())
-    return report(not_found(fmt::format("{} has no transformers", python)));
-  CANRUN_ASSIGN_OR_RETURN_EXIT(plan::StackPlan plan,
-                               plan::plan_on_stack(facts, python, library->second, profile.topology,
-                                                   default_cache_dir() / "probes", *launcher));
+  const hub::ModelFacts& facts = checkpoint.facts;
+  auto launcher = process::make_posix_launcher();
+  const stack::StackPython python(
+      request.python, request.cache_dir.empty() ? fs::path() : request.cache_dir / "stack",
+      *launcher);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(std::string library_version, stack::probe_library_version(python));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      plan::StackPlan plan, plan::plan_on_stack(facts, python, library_version, profile.topology));
   const plan::PlannedShards& shards = plan.shards;
   const plan::ParallelSupport& support = plan.support;
   const plan::PlanFacts& input = plan.input;
-  const std::string model_id = facts.model_id.empty() ? options.model : facts.model_id;
+  const std::string& model_id = checkpoint.model_id;
   if (options.json) {
     nlohmann::json out = {
         {"model_id", model_id},
@@ -124,16 +100,7 @@ void register_plan_command(const CommandRegistry& registry) {
   CLI::App* plan = registry.root->add_subcommand("plan",
                                                  "The fewest cores that hold a model's weights on "
                                                  "a backend: cores, parallelism, budget, and why");
-  plan->add_option("MODEL", options->model, "Hub id, or a local checkpoint folder")->required();
-  plan->add_option("--backend,-b", options->backend, "Backend profile name or .toml path")
-      ->capture_default_str();
-  plan->add_option("--revision", options->revision, "Branch, tag or commit")->capture_default_str();
-  plan->add_option("--memory-per-core", options->memory_per_core_gib,
-                   "GiB per core (default: the profile's)");
-  plan->add_option("--reserve", options->reserve_gib,
-                   "GiB of each core kept for activations (default: the profile's)");
-  plan->add_option("--python", options->python,
-                   "The stack's Python, whose transformers is asked for TP/EP plans");
+  add_model_options(*plan, options->trial);
   plan->add_flag("--json", options->json, "Machine-readable output");
   plan->callback(
       [registry, options] { *registry.action = [options] { return run_plan(*options); }; });

@@ -95,7 +95,7 @@ const std::vector<std::string>& supported_tasks() {
 
 Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
                                                  const ModelInfoLookup& lookup,
-                                                 ArchitectureSupport& architectures) {
+                                                 stack::ArchitectureSupport& architectures) {
   std::vector<Candidate> candidates;
   std::map<std::string, std::size_t> index_of;
   for (const auto& model : inputs.selected->for_task(inputs.task)) {
@@ -157,7 +157,7 @@ Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
     all_architectures.insert(signals.architectures.begin(), signals.architectures.end());
     to_check.emplace_back(idx, std::move(signals));
   }
-  ArchitectureAnswers answers;
+  stack::ArchitectureAnswers answers;
   if (!all_architectures.empty()) {
     CANRUN_ASSIGN_OR_RETURN(answers, architectures.check(std::vector<std::string>(
                                          all_architectures.begin(), all_architectures.end())));

@@ -23,7 +23,7 @@
 #include "catalog/selected_list.h"
 #include "core/model_id.h"
 #include "core/result.h"
-#include "hub/architecture_probe.h"
+#include "stack/architectures.h"
 #include "hub/model_facts.h"
 #include "hub/rankings.h"
 
@@ -64,7 +64,7 @@ struct CandidateInputs {
 //! architecture probe (the stack's Python could not answer).
 Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
                                                  const ModelInfoLookup& lookup,
-                                                 ArchitectureSupport& architectures);
+                                                 stack::ArchitectureSupport& architectures);
 
 nlohmann::json candidate_to_json(const Candidate& candidate);
 

@@ -65,7 +65,10 @@ Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, co
                      info.error().code() == ErrorCode::kTimeout)) {
     // As huggingface_hub does: the Hub out of reach, what the cache holds still answers.
     auto cached = cached_model_facts(cache, id, revision);
-    if (!cached.ok()) return info.error();
+    if (!cached.ok()) {
+      return cached.error().with_context(
+          fmt::format("the Hub could not be reached ({})", info.error().message()));
+    }
     log::warning("{}; using the HF cache", info.error().message());
     return cached;
   }
@@ -96,7 +99,8 @@ Result<ModelFacts> cached_model_facts(const HfCache& cache, const ModelId& id,
   if (!snapshot) {
     return Error(ErrorCode::kUnavailable,
                  fmt::format("{} at {} is not in the HF cache {} (and the Hub is not used)",
-                             id.str(), revision.str(), quote_for_message(cache.root().string())));
+                             id.str(), revision.str(), quote_for_message(cache.root().string())))
+        .with_reason(reason::kNotCached);
   }
   ModelFacts facts;
   facts.model_id = id.str();

@@ -12,8 +12,8 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "judge/judge_files.h"
-#include "run/model_source.h"
-#include "run/stack.h"
+#include "hub/local_model.h"
+#include "stack/stack.h"
 
 namespace canrun::judge {
 namespace {
@@ -106,17 +106,15 @@ Threshold best_threshold(const std::vector<double>& scores, const std::vector<bo
   return best;
 }
 
-Result<Judge> Judge::open(Options options, run::ProcessLauncher& launcher) {
-  if (options.python.empty()) options.python = run::default_python();
-  auto source = run::resolve_model(options.model, "main");
+Result<Judge> Judge::open(Options options, process::ProcessLauncher& launcher) {
+  if (options.python.empty()) options.python = stack::default_python();
+  auto source = hub::find_local_model(options.model, "main");
   if (!source.ok()) return source.error().with_context("the judge model");
   if (options.library_version.empty()) {
-    CANRUN_ASSIGN_OR_RETURN(auto versions,
-                            run::probe_versions(options.python, {"transformers"}, launcher));
-    const auto found = versions.find("transformers");
-    if (found == versions.end())
-      return not_found(fmt::format("the judge's Python {} has no transformers", options.python));
-    options.library_version = found->second;
+    const stack::StackPython python(options.python, options.cache_dir / "stack", launcher);
+    auto version = stack::probe_library_version(python);
+    if (!version.ok()) return version.error().with_context("the judge's Python");
+    options.library_version = *version;
   }
   Judge judge(std::move(options), launcher);
   judge.load_from_ = source->load_from;
@@ -139,9 +137,9 @@ Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
   CANRUN_RETURN_IF_ERROR(write_file_atomically(work / "judge.py", embedded("judge")));
   CANRUN_RETURN_IF_ERROR(write_file_atomically(work / "request.json", request.dump()));
 
-  run::ProcessSpec spec;
+  process::ProcessSpec spec;
   spec.argv = {options_.python, "judge.py", load_from_, "request.json"};
-  spec.env = run::current_environment();
+  spec.env = process::current_environment();
   spec.env["TOKENIZERS_PARALLELISM"] = "false";
   if (offline_) spec.env["HF_HUB_OFFLINE"] = "1";
   spec.cwd = work;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "run/process.h"
+#include "process/process.h"
 
 namespace canrun::judge {
 
@@ -72,14 +72,14 @@ class Judge {
  public:
   struct Options {
     std::string model = std::string(kDefaultJudgeModel);  //!< Hub id in the HF cache, or folder
-    std::string python;                                   //!< empty: run::default_python()
+    std::string python;                                   //!< empty: stack::default_python()
     std::string library_version;  //!< transformers of that Python; empty: asked
     std::filesystem::path cache_dir;
     std::chrono::seconds timeout{900};
   };
 
   //! Finds the judge model (kNotFound says where it looked) and its Python's transformers.
-  static Result<Judge> open(Options options, run::ProcessLauncher& launcher);
+  static Result<Judge> open(Options options, process::ProcessLauncher& launcher);
 
   const std::string& name() const { return name_; }
 
@@ -93,11 +93,11 @@ class Judge {
   Result<Judgement> judge(const JudgeItem& item);
 
  private:
-  Judge(Options options, run::ProcessLauncher& launcher)
+  Judge(Options options, process::ProcessLauncher& launcher)
       : options_(std::move(options)), launcher_(&launcher) {}
 
   Options options_;
-  run::ProcessLauncher* launcher_;
+  process::ProcessLauncher* launcher_;
   std::string load_from_;
   std::string name_;
   bool offline_ = false;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backend/profile.h"
+#include "stack/parallel_support.h"
 
 namespace canrun::plan {
 
@@ -36,13 +37,7 @@ struct PlanFacts {
   std::string model_type;
 };
 
-//! What the stack's transformers offers for the model type (from the parallel probe).
-struct ParallelSupport {
-  bool known_model_type = true;
-  bool tp_plan = false;
-  bool ep_plan = false;
-  std::string library_version;  //!< for the explanation, e.g. "5.18.0"
-};
+using stack::ParallelSupport;
 
 enum class Parallelism { kNone, kTensor, kExpert };
 std::string_view to_string(Parallelism parallelism);  //!< "none", "tp", "ep"

@@ -2,15 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "plan/parallel_probe.h"
+#include "stack/parallel_support.h"
 
 namespace canrun::plan {
 
-Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const std::string& python,
+Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const stack::StackPython& python,
                                 const std::string& library_version,
-                                const backend::Topology& topology,
-                                const std::filesystem::path& probe_cache,
-                                run::ProcessLauncher& launcher) {
+                                const backend::Topology& topology) {
   if (facts.weights_bytes == 0) {
     return not_found(
         fmt::format("{}: no safetensors weights found, so nothing to plan", facts.model_id));
@@ -23,7 +21,7 @@ Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const std::string&
   if (facts.model_type) {
     CANRUN_ASSIGN_OR_RETURN(
         plan.support,
-        probe_parallel_support(python, library_version, *facts.model_type, probe_cache, launcher));
+        stack::probe_parallel_support(python, library_version, *facts.model_type));
   }
   plan.shards = plan_model(plan.input, plan.support, topology);
   return plan;

@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "hub/model_facts.h"
 #include "plan/planner.h"
-#include "run/process.h"
+#include "stack/python.h"
 
 namespace canrun::plan {
 
@@ -23,10 +23,8 @@ struct StackPlan {
 };
 
 //! kNotFound for a model without safetensors weights (nothing to plan) or a probe that fails.
-Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const std::string& python,
+Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const stack::StackPython& python,
                                 const std::string& library_version,
-                                const backend::Topology& topology,
-                                const std::filesystem::path& probe_cache,
-                                run::ProcessLauncher& launcher);
+                                const backend::Topology& topology);
 
 }  // namespace canrun::plan

@@ -75,7 +75,7 @@ std::string error_signature(std::string_view error_text,
   return line;
 }
 
-std::optional<Classification> classify(const ProcessOutcome& outcome,
+std::optional<Classification> classify(const process::ProcessOutcome& outcome,
                                        const std::optional<RunReport>& report) {
   if (!outcome.timed_out && report && report->ok) return std::nullopt;
   Classification verdict{VerdictResult::kCrash, "", ""};

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/verdict_result.h"
-#include "run/process.h"
+#include "process/process.h"
 #include "run/result_line.h"
 
 namespace canrun::run {
@@ -22,7 +22,7 @@ struct Classification {
 //! (torch's OutOfMemoryError, "CUDA out of memory", the Neuron runtime's allocation failures,
 //! MemoryError); FAIL_LOAD / FAIL_COMPILE / FAIL_RUNTIME by the stage of a reported failure;
 //! CRASH for a signal or an exit without a result line.
-std::optional<Classification> classify(const ProcessOutcome& outcome,
+std::optional<Classification> classify(const process::ProcessOutcome& outcome,
                                        const std::optional<RunReport>& report);
 
 //! The last `max_lines` lines of a traceback or log, at most `max_bytes`.

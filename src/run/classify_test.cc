@@ -15,8 +15,8 @@ RunReport succeeded() {
   return report;
 }
 
-ProcessOutcome exited(int code) {
-  ProcessOutcome outcome;
+process::ProcessOutcome exited(int code) {
+  process::ProcessOutcome outcome;
   outcome.exit_code = code;
   return outcome;
 }
@@ -72,13 +72,13 @@ TEST(ClassifyTest, StagesAndOom) {
 }
 
 TEST(ClassifyTest, DeathsAndTimeouts) {
-  ProcessOutcome killed;
+  process::ProcessOutcome killed;
   killed.term_signal = SIGKILL;
   auto crash = classify(killed, std::nullopt);
   EXPECT_EQ(crash->result, VerdictResult::kCrash);
   EXPECT_THAT(crash->error, HasSubstr("killed by signal 9"));
   EXPECT_EQ(classify(exited(0), std::nullopt)->result, VerdictResult::kCrash);
-  ProcessOutcome late = exited(0);
+  process::ProcessOutcome late = exited(0);
   late.timed_out = true;
   late.timeout_s = 30;
   auto timeout = classify(late, succeeded());

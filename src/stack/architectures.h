@@ -1,21 +1,20 @@
 // Which model architectures the stack's transformers knows: a model whose config names a class
 // transformers lacks can only load with remote code, which canrun never enables. The answer
-// comes from the stack's own Python (`hasattr(transformers, name)`) and is cached on disk per
-// transformers version, so a later run with the same version starts no Python that imports
-// transformers.
+// comes from the stack's own Python (`hasattr(transformers, name)`) and is cached per
+// transformers version (StackPython's cache: transformers-<version>/architectures.json, name →
+// bool), so a later run with the same version starts no Python that imports transformers.
 //
-// Thread safety: one thread at a time.
+// Thread safety: one thread at a time per TransformersArchitectures.
 #pragma once
 
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
-#include "run/process.h"
+#include "stack/python.h"
 
-namespace canrun::hub {
+namespace canrun::stack {
 
 struct ArchitectureAnswers {
   std::string library_version;        //!< transformers' version in the stack
@@ -29,28 +28,22 @@ class ArchitectureSupport {
   virtual Result<ArchitectureAnswers> check(const std::vector<std::string>& architectures) = 0;
 };
 
-//! Asks `python` (importlib.metadata for the version, then one import of transformers for the
-//! names not cached) and keeps the answers in `cache_file` (JSON: version → name → bool).
-class TransformersProbe final : public ArchitectureSupport {
+//! Asks the stack's Python (importlib.metadata for the version, then one import of
+//! transformers for the names not cached).
+class TransformersArchitectures final : public ArchitectureSupport {
  public:
-  TransformersProbe(std::string python, std::filesystem::path cache_file,
-                    run::ProcessLauncher& launcher)
-      : python_(std::move(python)), cache_file_(std::move(cache_file)), launcher_(launcher) {}
+  explicit TransformersArchitectures(const StackPython& python) : python_(python) {}
   Result<ArchitectureAnswers> check(const std::vector<std::string>& architectures) override;
 
-  //! $XDG_CACHE_HOME/canrun/transformers_architectures.json (else under ~/.cache).
-  static std::filesystem::path default_cache_file();
   //! How many times Python imported transformers (for tests and logs).
   int imports() const { return imports_; }
 
  private:
-  std::string python_;
-  std::filesystem::path cache_file_;
-  run::ProcessLauncher& launcher_;
+  const StackPython& python_;
   int imports_ = 0;
 };
 
 //! A Python class name: [A-Za-z_][A-Za-z0-9_]*, at most 200 characters.
 bool is_python_identifier(std::string_view name);
 
-}  // namespace canrun::hub
+}  // namespace canrun::stack

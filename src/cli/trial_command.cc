@@ -1,6 +1,6 @@
-// canrun test MODEL: plan the model on a backend, run the recipe, verify it (one core: the
-// tokens against the CPU reference; sharded: the judge model), print the verdict, and with
-// --out record it in the dataset. Exit 0 on PASS, 1 on any other verdict (EXCLUDED included),
+// canrun test MODEL: one trial (src/trial) — plan the model on a backend, run the recipe, verify
+// it (one core: the tokens against the CPU reference; sharded: the judge model), print the
+// verdict, and with --out record it in the dataset. Exit 0 on PASS, 1 on any other verdict (EXCLUDED included),
 // 2 when the test could not be set up or verified (bad model, backend or stack; a judge that
 // failed).
 #include <fmt/format.h>
@@ -14,16 +14,15 @@
 #include "core/text.h"
 #include "dataset/dataset.h"
 #include "dataset/row_json.h"
-#include "verdict/model_test.h"
+#include "cli/trial_options.h"
+#include "trial/trial.h"
 
 namespace canrun::cli {
 namespace {
 
 struct TestOptions {
-  verdict::TestRequest request;
-  int timeout_s = 1800;
+  TrialOptions trial;
   std::string out;
-  std::string cache;
   bool json = false;
 };
 
@@ -31,7 +30,7 @@ std::string seconds(const std::optional<double>& value) {
   return value ? fmt::format("{:.2f} s", *value) : "-";
 }
 
-void print_verdict(const verdict::TestOutcome& outcome) {
+void print_verdict(const trial::TrialOutcome& outcome) {
   const dataset::VerdictRow& row = outcome.row;
   std::cout << fmt::format("{} on {} ({} {}, {} {})\n", row.model_id, row.backend, row.compiler,
                            row.compiler_version, row.library, row.library_version);
@@ -40,7 +39,7 @@ void print_verdict(const verdict::TestOutcome& outcome) {
     detail = fmt::format(" ({} of {} tokens equal to the CPU reference{})", *row.match_tokens,
                          *row.new_tokens, row.verification == "judge" ? ", for information" : "");
   }
-  std::cout << fmt::format("result    {}{}\n", row.result, detail);
+  std::cout << fmt::format("result    {}{}\n", to_string(row.result), detail);
   if (row.exclusion_reason) std::cout << fmt::format("excluded  {}\n", *row.exclusion_reason);
   if (row.judge_score && row.judge_threshold) {
     std::cout << fmt::format("judge     score {:.3f}, threshold {:.3f} ({})\n", *row.judge_score,
@@ -71,11 +70,9 @@ void print_verdict(const verdict::TestOutcome& outcome) {
 }
 
 int run_test(TestOptions& options) {
-  options.request.timeout = std::chrono::seconds(options.timeout_s);
-  if (options.timeout_s < 1) return report(invalid_argument("--timeout must be at least 1 second"));
-  if (!options.cache.empty()) options.request.cache_dir = options.cache;
-  auto launcher = run::make_posix_launcher();
-  auto outcome = verdict::run_model_test(options.request, *launcher);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(trial::TrialRequest request, trial_request(options.trial));
+  auto launcher = process::make_posix_launcher();
+  auto outcome = trial::run_trial(request, *launcher);
   if (!outcome.ok()) return report(outcome.error());
   if (!options.out.empty()) {
     const dataset::DatasetDir data(options.out);
@@ -90,7 +87,7 @@ int run_test(TestOptions& options) {
   } else {
     print_verdict(*outcome);
   }
-  return outcome->row.result == "PASS" ? kExitOk : kExitFailed;
+  return outcome->row.result == VerdictResult::kPass ? kExitOk : kExitFailed;
 }
 
 }  // namespace
@@ -101,33 +98,16 @@ void register_test_command(const CommandRegistry& registry) {
       "test",
       "Plan a model on a backend, run its recipe, verify it (CPU reference; judge model when "
       "sharded), print the verdict");
-  test->add_option("MODEL", options->request.model,
-                   "Hub id (from the local HF cache) or a local folder")
-      ->required();
-  test->add_option("--revision", options->request.revision, "Branch, tag or commit")
-      ->capture_default_str();
-  test->add_option("--backend,-b", options->request.backend, "Backend profile name or .toml path")
-      ->capture_default_str();
-  test->add_option("--task", options->request.task, "Hub pipeline_tag of the recipe")
-      ->capture_default_str();
-  test->add_option("--tokens", options->request.new_tokens, "New tokens to generate (greedy)")
-      ->capture_default_str();
-  test->add_option("--prompt", options->request.prompt, "Prompt (default: the recipe's)");
-  test->add_option("--timeout", options->timeout_s, "Seconds each run (reference, test) may take")
+  add_model_options(*test, options->trial);
+  add_recipe_options(*test, options->trial);
+  test->add_option("--timeout", options->trial.timeout_s,
+                   "Seconds each run (reference, test) may take")
       ->capture_default_str();
   test->add_option("--out", options->out, "Dataset folder to record the verdict in");
-  test->add_option("--python", options->request.python,
-                   "The stack's Python (default: $CANRUN_PYTHON or the venv)");
-  test->add_option("--reference-backend", options->request.reference_backend,
+  test->add_option("--reference-backend", options->trial.request.reference_backend,
                    "Profile of the CPU reference")
       ->capture_default_str();
-  test->add_option("--cache", options->cache,
-                   "Folder for references, compile caches and runs (default: $CANRUN_CACHE)");
-  test->add_option("--memory-per-core", options->request.memory_per_core_gib,
-                   "GiB per core for the plan (default: the profile's; less plans more cores)");
-  test->add_option("--reserve", options->request.reserve_gib,
-                   "GiB of each core kept for activations (default: the profile's)");
-  test->add_option("--judge-model", options->request.judge_model,
+  test->add_option("--judge-model", options->trial.request.judge_model,
                    "Judge of sharded runs' output: Hub id in the HF cache, or a folder")
       ->capture_default_str();
   test->add_flag("--json", options->json, "The verdict row as JSON");

@@ -1,4 +1,4 @@
-#include "plan/parallel_probe.h"
+#include "stack/parallel_support.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,24 +8,21 @@
 
 #include "core/atomic_file.h"
 #include "core/toml_file.h"
+#include "stack/stack.h"
 
-namespace canrun::plan {
+namespace canrun::stack {
 namespace {
 
 // The golden table's tp_plan / ep_plan columns are what the installed transformers says.
-TEST(ParallelProbeTest, AgreesWithTheGoldenTableAndCaches) {
+TEST(ParallelSupportTest, AgreesWithTheGoldenTableAndCaches) {
   const auto cache =
       std::filesystem::temp_directory_path() / ("canrun-probe-" + std::to_string(::getpid()));
   std::filesystem::remove_all(cache);
-  auto launcher = run::make_posix_launcher();
-  run::ProcessSpec spec;
-  spec.argv = {CANRUN_PYTHON, "-c",
-               "import importlib.metadata as m; print(m.version('transformers'))"};
-  spec.env = run::current_environment();
-  auto version = launcher->run(spec);
-  ASSERT_TRUE(version.ok());
-  std::string library_version = version->stdout_tail;
-  while (!library_version.empty() && library_version.back() == '\n') library_version.pop_back();
+  auto launcher = process::make_posix_launcher();
+  const StackPython python(CANRUN_PYTHON, cache, *launcher);
+  auto library = probe_library_version(python);
+  ASSERT_TRUE(library.ok()) << library.error().message();
+  const std::string library_version = *library;
 
   const auto text =
       read_file(std::filesystem::path(CANRUN_SOURCE_DIR) / "src/plan/golden_plans.toml");
@@ -36,30 +33,26 @@ TEST(ParallelProbeTest, AgreesWithTheGoldenTableAndCaches) {
     const toml::table& row = *node.as_table();
     const std::string model_type = row["model_type"].value_or(std::string());
     if (!probed.insert(model_type).second) continue;
-    auto support =
-        probe_parallel_support(CANRUN_PYTHON, library_version, model_type, cache, *launcher);
+    auto support = probe_parallel_support(python, library_version, model_type);
     ASSERT_TRUE(support.ok()) << support.error().message();
     EXPECT_TRUE(support->known_model_type) << model_type;
     EXPECT_EQ(support->tp_plan, row["tp_plan"].value_or(false)) << model_type;
     EXPECT_EQ(support->ep_plan, row["ep_plan"].value_or(false)) << model_type;
-    EXPECT_TRUE(std::filesystem::exists(cache / ("transformers-" + library_version) /
-                                        (model_type + ".v2.json")));
+    EXPECT_TRUE(std::filesystem::exists(cache / ("transformers-" + library_version) / "parallel" /
+                                        (model_type + ".json")));
   }
-  auto unknown =
-      probe_parallel_support(CANRUN_PYTHON, library_version, "canrun-imaginary", cache, *launcher);
+  auto unknown = probe_parallel_support(python, library_version, "canrun-imaginary");
   ASSERT_TRUE(unknown.ok());
   EXPECT_FALSE(unknown->known_model_type);
   // Cached: a Python that does not exist is never asked.
-  auto cached =
-      probe_parallel_support("/nonexistent/python", library_version, "llama", cache, *launcher);
+  const StackPython missing("/nonexistent/python", cache, *launcher);
+  auto cached = probe_parallel_support(missing, library_version, "llama");
   ASSERT_TRUE(cached.ok()) << cached.error().message();
   EXPECT_TRUE(cached->tp_plan);
-  EXPECT_EQ(probe_parallel_support(CANRUN_PYTHON, library_version, "../x", cache, *launcher)
-                .error()
-                .code(),
+  EXPECT_EQ(probe_parallel_support(python, library_version, "../x").error().code(),
             ErrorCode::kInvalidArgument);
   std::filesystem::remove_all(cache);
 }
 
 }  // namespace
-}  // namespace canrun::plan
+}  // namespace canrun::stack

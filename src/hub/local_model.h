@@ -1,5 +1,6 @@
-// Where a model's files come from for a test: a local folder, or the local Hugging Face cache
-// (hub::HfCache: the layout huggingface_hub and transformers share).
+// Where a model's files are on this machine: a local folder, or the local Hugging Face cache
+// (HfCache: the layout huggingface_hub and transformers share). For models canrun runs
+// without asking the Hub, like the judge; a test resolves its MODEL with trial/checkpoint.h.
 #pragma once
 
 #include <filesystem>
@@ -9,9 +10,9 @@
 
 #include "core/result.h"
 
-namespace canrun::run {
+namespace canrun::hub {
 
-struct ModelSource {
+struct LocalModel {
   std::string model_id;   //!< Hub id, or "local/<folder name>" for a folder
   std::string load_from;  //!< what from_pretrained gets: the Hub id, or the folder's path
   std::string revision;   //!< commit when known, else the branch or tag asked for
@@ -22,6 +23,10 @@ struct ModelSource {
 
 //! `model` is a folder (holding config.json) or a Hub id found in the HF cache at `revision`.
 //! kNotFound says where it looked; kInvalidArgument for a malformed id or revision.
-Result<ModelSource> resolve_model(std::string_view model, std::string_view revision);
+Result<LocalModel> find_local_model(std::string_view model, std::string_view revision);
 
-}  // namespace canrun::run
+//! "local/<folder name>", the name canrun gives a model in a folder (sanitised, at most 96
+//! characters of name).
+std::string local_model_id(const std::filesystem::path& folder);
+
+}  // namespace canrun::hub

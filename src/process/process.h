@@ -21,7 +21,7 @@
 
 #include "core/result.h"
 
-namespace canrun::run {
+namespace canrun::process {
 
 struct ProcessSpec {
   std::vector<std::string> argv;  //!< argv[0] is looked up on PATH when it has no '/'
@@ -75,4 +75,4 @@ class TailBuffer {
   std::string data_;
 };
 
-}  // namespace canrun::run
+}  // namespace canrun::process

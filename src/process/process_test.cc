@@ -1,4 +1,4 @@
-#include "run/process.h"
+#include "process/process.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace canrun::run {
+namespace canrun::process {
 namespace {
 
 using ::testing::HasSubstr;
@@ -131,4 +131,4 @@ TEST(TailBufferTest, KeepsTheLastBytes) {
 }
 
 }  // namespace
-}  // namespace canrun::run
+}  // namespace canrun::process

@@ -1,4 +1,4 @@
-#include "run/process.h"
+#include "process/process.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace canrun::run {
+namespace canrun::process {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -240,4 +240,4 @@ std::map<std::string, std::string> current_environment() {
 
 std::unique_ptr<ProcessLauncher> make_posix_launcher() { return std::make_unique<PosixLauncher>(); }
 
-}  // namespace canrun::run
+}  // namespace canrun::process

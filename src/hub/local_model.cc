@@ -1,4 +1,4 @@
-#include "run/model_source.h"
+#include "hub/local_model.h"
 
 #include <fmt/format.h>
 
@@ -9,12 +9,11 @@
 #include "core/text.h"
 #include "hub/hf_cache.h"
 
-namespace canrun::run {
-namespace {
+namespace canrun::hub {
 
 namespace fs = std::filesystem;
 
-std::string local_id(const fs::path& folder) {
+std::string local_model_id(const fs::path& folder) {
   std::string name;
   for (char c : fs::absolute(folder).lexically_normal().filename().string()) {
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c : '-';
@@ -25,24 +24,22 @@ std::string local_id(const fs::path& folder) {
   return "local/" + (name.empty() ? std::string("model") : name.substr(0, 96));
 }
 
-}  // namespace
-
-Result<ModelSource> resolve_model(std::string_view model, std::string_view revision) {
+Result<LocalModel> find_local_model(std::string_view model, std::string_view revision) {
   CANRUN_ASSIGN_OR_RETURN(Revision parsed_revision, Revision::parse(revision));
   const fs::path as_folder(model);
   if (model.find('/') != std::string_view::npos && fs::is_directory(as_folder)) {
     if (!fs::is_regular_file(as_folder / "config.json")) {
       return not_found(fmt::format("folder {} has no config.json", quote_for_message(model)));
     }
-    ModelSource source;
-    source.model_id = local_id(as_folder);
+    LocalModel source;
+    source.model_id = local_model_id(as_folder);
     source.load_from = fs::absolute(as_folder).lexically_normal().string();
     source.revision = parsed_revision.str();
     source.folder = source.load_from;
     return source;
   }
   CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(model));
-  const hub::HfCache cache = hub::HfCache::from_environment();
+  const HfCache cache = HfCache::from_environment();
   const auto commit = cache.commit_of(id, parsed_revision);
   if (!commit) {
     return not_found(fmt::format(
@@ -54,7 +51,7 @@ Result<ModelSource> resolve_model(std::string_view model, std::string_view revis
     return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})", id.str(), *commit,
                                  cache.repo_dir(id).string()));
   }
-  ModelSource source;
+  LocalModel source;
   source.model_id = id.str();
   source.load_from = id.str();
   source.revision = *commit;
@@ -64,4 +61,4 @@ Result<ModelSource> resolve_model(std::string_view model, std::string_view revis
   return source;
 }
 
-}  // namespace canrun::run
+}  // namespace canrun::hub

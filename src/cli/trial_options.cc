@@ -1,0 +1,52 @@
+#include "cli/trial_options.h"
+
+#include <chrono>
+
+namespace canrun::cli {
+
+void add_model_options(CLI::App& command, TrialOptions& options) {
+  trial::TrialRequest& request = options.request;
+  command.add_option("MODEL", request.model, "Hub id, or a local checkpoint folder")->required();
+  command.add_option("--revision", request.revision, "Branch, tag or commit")
+      ->capture_default_str();
+  command.add_option("--backend,-b", request.backend, "Backend profile name or .toml path")
+      ->capture_default_str();
+  command.add_option("--memory-per-core", request.memory_per_core_gib,
+                     "GiB per core for the plan (default: the profile's; less plans more cores)");
+  command.add_option("--reserve", request.reserve_gib,
+                     "GiB of each core kept for activations (default: the profile's)");
+  command.add_option("--python", request.python,
+                     "The stack's Python (default: $CANRUN_PYTHON or the venv)");
+  command.add_option("--cache", options.cache,
+                     "Folder for references, compile caches, stack answers and runs (default: "
+                     "$CANRUN_CACHE)");
+}
+
+void add_recipe_options(CLI::App& command, TrialOptions& options) {
+  trial::TrialRequest& request = options.request;
+  command.add_option("--task", request.task, "Hub pipeline_tag of the recipe")
+      ->capture_default_str();
+  command.add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
+      ->capture_default_str();
+  command.add_option("--prompt", request.prompt, "Prompt (default: the task's)");
+  command.add_option("--cores", options.cores,
+                     "Ranks to run, instead of planning (with --parallelism; see canrun plan)");
+  command.add_option("--parallelism", options.parallelism,
+                     "With --cores: how the ranks share the model: none, tp or ep");
+}
+
+Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
+  trial::TrialRequest request = options.request;
+  if (options.timeout_s < 1) return invalid_argument("--timeout must be at least 1 second");
+  request.timeout = std::chrono::seconds(options.timeout_s);
+  if (!options.cache.empty()) request.cache_dir = options.cache;
+  if (options.cores != 0 || !options.parallelism.empty()) {
+    trial::PlanOverride plan;
+    plan.cores = options.cores == 0 ? 1 : options.cores;
+    plan.parallelism = options.parallelism.empty() ? "none" : options.parallelism;
+    request.plan_override = plan;
+  }
+  return request;
+}
+
+}  // namespace canrun::cli

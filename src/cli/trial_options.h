@@ -1,0 +1,32 @@
+// The options that name a trial — MODEL and how it is planned and rendered — shared by canrun
+// test, render and plan, so that the same words give the same checkpoint, plan and run.py.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "trial/trial.h"
+
+namespace canrun::cli {
+
+struct TrialOptions {
+  trial::TrialRequest request;
+  std::string cache;  //!< --cache: the request's cache_dir
+  int cores = 0;      //!< --cores: 0 = plan
+  std::string parallelism;
+  int timeout_s = 1800;
+};
+
+//! What names the model and its plan (canrun plan, render, test): MODEL, --revision, --backend,
+//! --memory-per-core, --reserve, --python, --cache.
+void add_model_options(CLI::App& command, TrialOptions& options);
+
+//! What shapes run.py (canrun render, test): --task, --tokens, --prompt, --cores, --parallelism.
+void add_recipe_options(CLI::App& command, TrialOptions& options);
+
+//! The request the options describe; kInvalidArgument naming the option that is wrong.
+Result<trial::TrialRequest> trial_request(const TrialOptions& options);
+
+}  // namespace canrun::cli

@@ -1,0 +1,81 @@
+#include "run/script_run.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "core/atomic_file.h"
+#include "core/log.h"
+
+namespace canrun::run {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> script_environment(const backend::BackendProfile& profile,
+                                                      const ScriptPlace& place) {
+  auto env = process::current_environment();
+  env["PYTHONUNBUFFERED"] = "1";
+  env["TOKENIZERS_PARALLELISM"] = "false";
+  if (place.hf_offline) env["HF_HUB_OFFLINE"] = "1";
+  if (!profile.cache_env.empty()) {
+    env[profile.cache_env] = (place.cache_dir / "compile" / profile.name /
+                              fmt::format("{}-{}", profile.compiler, place.compiler_version))
+                                 .string();
+  }
+  if (auto pinning = backend::pinning_value(profile, place.cores)) {
+    env[profile.pinning_env] = *pinning;
+  }
+  const std::string profile_dir = profile.source.parent_path().string();
+  for (const auto& [key, value] : profile.env) {
+    std::string expanded = value;
+    for (auto at = expanded.find("{profile_dir}"); at != std::string::npos;
+         at = expanded.find("{profile_dir}")) {
+      expanded.replace(at, std::string_view("{profile_dir}").size(), profile_dir);
+    }
+    env[key] = expanded;
+  }
+  return env;
+}
+
+Result<fs::path> make_run_dir(const fs::path& work_dir, std::string_view model_id,
+                              std::string_view what) {
+  static std::atomic<int> counter{0};
+  std::string name(model_id);
+  for (char& c : name) c = c == '/' ? '_' : c;
+  const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  const fs::path dir =
+      work_dir / fmt::format("{}-{}-{}-{}-{}", name, what, stamp, ::getpid(), counter++);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error)
+    return io_error(fmt::format("cannot create run folder {}: {}", dir.string(), error.message()));
+  return dir;
+}
+
+Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
+                             const std::string& python, std::map<std::string, std::string> env,
+                             std::chrono::seconds timeout, process::ProcessLauncher& launcher) {
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(dir / "run.py", script));
+  process::ProcessSpec spec;
+  spec.argv = {python, "run.py"};
+  spec.env = std::move(env);
+  spec.cwd = dir;
+  spec.timeout = timeout;
+  CANRUN_ASSIGN_OR_RETURN(process::ProcessOutcome outcome, launcher.run(spec));
+  // Keep what it printed beside the script, for whoever looks into a failure.
+  (void)write_file_atomically(dir / "stdout.txt", outcome.stdout_tail);
+  (void)write_file_atomically(dir / "stderr.txt", outcome.stderr_tail);
+  auto report = parse_result_line(outcome.stdout_tail);
+  ScriptRun result{std::move(outcome), std::nullopt};
+  if (report.ok()) {
+    result.report = std::move(*report);
+  } else {
+    log::warning("{}: {}", dir.string(), report.error().message());
+  }
+  return result;
+}
+
+}  // namespace canrun::run

@@ -1,0 +1,49 @@
+// Running one rendered run.py under supervision: in its own folder (run.py, then stdout.txt
+// and stderr.txt beside it), with the environment the backend profile asks for (compile cache,
+// the cores it is given, the profile's own variables), under a time limit; then its result line.
+//
+// Thread safety: free functions; several scripts may run at once, each in its own folder.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "backend/pinning.h"
+#include "backend/profile.h"
+#include "core/result.h"
+#include "process/process.h"
+#include "run/result_line.h"
+
+namespace canrun::run {
+
+struct ScriptRun {
+  process::ProcessOutcome outcome;
+  std::optional<RunReport> report;  //!< none: no (readable) result line
+};
+
+//! What a script needs to know of where it runs.
+struct ScriptPlace {
+  std::filesystem::path cache_dir;  //!< compile caches go below it, per compiler version
+  std::string compiler_version;
+  backend::CoreRange cores;  //!< the cores it may use (run.py gives each rank its share)
+  bool hf_offline = false;   //!< HF_HUB_OFFLINE=1: the HF cache holds the checkpoint
+};
+
+//! The environment of a run: canrun's own, plus what the profile and the place need.
+std::map<std::string, std::string> script_environment(const backend::BackendProfile& profile,
+                                                      const ScriptPlace& place);
+
+//! A fresh folder under `work_dir`: <model id with / as _>-<what>-<ms>-<pid>-<n>.
+Result<std::filesystem::path> make_run_dir(const std::filesystem::path& work_dir,
+                                           std::string_view model_id, std::string_view what);
+
+//! Writes `script` as dir/run.py and runs `python run.py` there. An error means it could not
+//! be started; how it ended is in the outcome.
+Result<ScriptRun> run_script(const std::string& script, const std::filesystem::path& dir,
+                             const std::string& python, std::map<std::string, std::string> env,
+                             std::chrono::seconds timeout, process::ProcessLauncher& launcher);
+
+}  // namespace canrun::run

@@ -1,0 +1,32 @@
+// The parallel probe: asks the stack's own transformers whether a model type's config class
+// defines a tensor-parallel plan (base_model_tp_plan) and an expert-parallel plan
+// (base_model_ep_plan, usable only where DistributedConfig has enable_expert_parallel). The
+// answer depends on the transformers version, so it is cached per (transformers version, model
+// type) in StackPython's cache: transformers-<version>/parallel/<model_type>.json.
+//
+// Thread safety: as StackPython (concurrent probes of one key both write the same file).
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+#include "stack/python.h"
+
+namespace canrun::stack {
+
+//! What the stack's transformers offers for a model type.
+struct ParallelSupport {
+  bool known_model_type = true;
+  bool tp_plan = false;
+  bool ep_plan = false;
+  std::string library_version;  //!< for the explanation, e.g. "5.18.0"
+};
+
+//! `library_version` is the stack's transformers version (from the stack probe), used as the
+//! cache key without importing anything; a miss runs the stack's Python once (a few seconds).
+//! kInvalidArgument for a model type or version that is not a plain name.
+Result<ParallelSupport> probe_parallel_support(const StackPython& python,
+                                               const std::string& library_version,
+                                               const std::string& model_type);
+
+}  // namespace canrun::stack

@@ -1,0 +1,114 @@
+#include "trial/checkpoint.h"
+
+#include <fmt/format.h>
+
+
+#include "core/text.h"
+#include "hub/facts_reader.h"
+#include "hub/hf_cache.h"
+#include "hub/hub_client.h"
+#include "hub/local_model.h"
+
+namespace canrun::trial {
+namespace {
+
+namespace fs = std::filesystem;
+
+//! Facts, or the no_safetensors exclusion kept aside; every other error is returned.
+Status take_facts(Result<hub::ModelFacts> facts, Checkpoint& checkpoint) {
+  if (facts.ok()) {
+    checkpoint.facts = std::move(*facts);
+    return ok_status();
+  }
+  if (!facts.error().has_reason(reason::kNoSafetensors)) return facts.error();
+  checkpoint.no_safetensors = facts.error();
+  return ok_status();
+}
+
+//! The snapshot of `commit` when it holds config.json and every weights file the facts name.
+std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const ModelId& id,
+                                          const std::string& commit,
+                                          const hub::ModelFacts& facts) {
+  auto revision = Revision::parse(commit);
+  if (!revision.ok()) return std::nullopt;
+  const auto snapshot = cache.snapshot_dir(id, *revision);
+  if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) return std::nullopt;
+  for (const auto& tensor : facts.tensors) {
+    if (!fs::exists(*snapshot / tensor.file)) return std::nullopt;
+  }
+  return snapshot;
+}
+
+Result<Checkpoint> resolve_folder(const CheckpointQuery& query) {
+  Checkpoint checkpoint;
+  checkpoint.source = CheckpointSource::kFolder;
+  const fs::path folder = fs::absolute(query.model).lexically_normal();
+  checkpoint.model_id = query.folder_id ? query.folder_id->str() : hub::local_model_id(folder);
+  checkpoint.load_from = folder.string();
+  checkpoint.revision = query.revision;
+  checkpoint.folder = folder;
+  CANRUN_RETURN_IF_ERROR(take_facts(hub::local_model_facts(folder, query.folder_id), checkpoint));
+  if (checkpoint.facts.model_id.empty()) checkpoint.facts.model_id = checkpoint.model_id;
+  return checkpoint;
+}
+
+Result<Checkpoint> resolve_hub_id(const CheckpointQuery& query, const Revision& revision) {
+  CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(query.model));
+  CANRUN_ASSIGN_OR_RETURN(hub::HubConfig config, hub::HubConfig::from_environment());
+  const hub::HfCache cache = hub::HfCache::from_environment();
+  hub::HubClient client(std::move(config),
+                        hub::make_curl_transport(hub::default_transport_options()));
+  Checkpoint checkpoint;
+  checkpoint.model_id = id.str();
+  checkpoint.load_from = id.str();
+  checkpoint.revision = revision.str();
+  auto facts = hub::fetch_model_facts(client, cache, id, revision);
+  if (!facts.ok() && !facts.error().has_reason(reason::kNoSafetensors)) {
+    return facts.error().with_context(id.str());
+  }
+  CANRUN_RETURN_IF_ERROR(take_facts(std::move(facts), checkpoint));
+  checkpoint.source = checkpoint.facts.weights_source == "hub" ? CheckpointSource::kHub
+                                                               : CheckpointSource::kHfCache;
+  std::optional<std::string> commit;
+  if (!checkpoint.facts.sha.empty()) commit = checkpoint.facts.sha;
+  if (!commit) commit = cache.commit_of(id, revision);
+  if (commit) {
+    checkpoint.commit = commit;
+    checkpoint.revision = *commit;
+    checkpoint.folder = complete_snapshot(cache, id, *commit, checkpoint.facts);
+    if (checkpoint.folder) checkpoint.source = CheckpointSource::kHfCache;
+  }
+  return checkpoint;
+}
+
+}  // namespace
+
+bool is_folder(std::string_view model) {
+  std::error_code error;
+  return model.find('/') != std::string_view::npos && fs::is_directory(fs::path(model), error);
+}
+
+Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query) {
+  CANRUN_ASSIGN_OR_RETURN(Revision revision, Revision::parse(query.revision));
+  if (is_folder(query.model)) return resolve_folder(query);
+  return resolve_hub_id(query, revision);
+}
+
+Status require_local_files(const Checkpoint& checkpoint) {
+  if (checkpoint.source == CheckpointSource::kFolder) {
+    if (!fs::is_regular_file(*checkpoint.folder / "config.json")) {
+      return not_found(fmt::format("folder {} has no config.json",
+                                   quote_for_message(checkpoint.load_from)));
+    }
+    return ok_status();
+  }
+  if (checkpoint.folder) return ok_status();
+  return not_found(fmt::format("{} at {} is not in the HF cache (the Hub has it, but canrun test "
+                               "runs what is on this machine); download it first, e.g. `hf "
+                               "download {} --revision {}`",
+                               checkpoint.model_id, checkpoint.revision, checkpoint.model_id,
+                               checkpoint.revision))
+      .with_reason(reason::kNotCached);
+}
+
+}  // namespace canrun::trial

@@ -1,0 +1,63 @@
+// Resolving MODEL, the first step of every command that takes one (canrun test, plan, render,
+// hub info): one rule for all of them.
+//
+//   a folder   MODEL holds a '/' and names a directory: read as it is (its config.json and
+//              safetensors headers); its id is "local/<folder name>" unless given.
+//   a Hub id   online, the Hub says which commit the revision is (model info), config.json is
+//              fetched into the HF cache (conditional request) and the safetensors headers are
+//              read by range requests, or from the HF cache when it holds that commit's weights;
+//              offline (HF_HUB_OFFLINE) or when the Hub cannot be reached, the HF cache answers
+//              alone, as huggingface_hub does.
+//
+// A checkpoint whose repo has no safetensors weights resolves (the test records it as EXCLUDED)
+// with `no_safetensors` set; other problems are errors. Whether the files are on this machine
+// (`folder`) is part of the answer: a test needs them, a plan does not.
+//
+// Thread safety: free functions; each call makes its own Hub client.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/model_id.h"
+#include "core/result.h"
+#include "hub/model_facts.h"
+
+namespace canrun::trial {
+
+enum class CheckpointSource { kFolder, kHfCache, kHub };
+
+struct Checkpoint {
+  std::string model_id;   //!< Hub id, or "local/<folder name>" for a folder
+  std::string load_from;  //!< what from_pretrained gets: the Hub id, or the folder's path
+  std::string revision;   //!< the commit when known, else the branch or tag asked for
+  std::optional<std::string> commit;
+  //! The files on this machine: the folder, or the HF cache snapshot of the commit when it
+  //! holds config.json and the weights. None: only on the Hub.
+  std::optional<std::filesystem::path> folder;
+  CheckpointSource source = CheckpointSource::kFolder;
+  hub::ModelFacts facts;  //!< config and safetensors facts; empty when no_safetensors is set
+  std::optional<Error> no_safetensors;  //!< the repo has no safetensors weights (reason kept)
+
+  //! from_pretrained may run offline (HF_HUB_OFFLINE=1): the HF cache holds what it needs.
+  bool in_hf_cache() const { return source != CheckpointSource::kFolder && folder.has_value(); }
+};
+
+struct CheckpointQuery {
+  std::string model;  //!< Hub id or local folder
+  std::string revision = "main";
+  std::optional<ModelId> folder_id;  //!< the Hub id a folder holds, when the user names it
+};
+
+Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query);
+
+//! Whether MODEL names a local folder (it holds a '/' and is a directory).
+bool is_folder(std::string_view model);
+
+//! A test needs the files here: kNotFound (reason kNotCached) saying how to get them when the
+//! checkpoint is only on the Hub, or a folder without config.json. canrun test does not
+//! download checkpoints; a campaign fetches them ahead of its runs.
+Status require_local_files(const Checkpoint& checkpoint);
+
+}  // namespace canrun::trial

@@ -1,0 +1,322 @@
+#include "trial/trial.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "core/cache_dir.h"
+#include "core/log.h"
+#include "core/version.h"
+#include "run/classify.h"
+#include "run/script_run.h"
+#include "verify/reference_store.h"
+
+namespace canrun::trial {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::system_clock;
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+//! canrun test runs what is on this machine: a checkpoint the HF cache lacks is a usage error
+//! that says how to get it, not an unreachable Hub.
+Error not_on_this_machine(const Error& error, const std::string& model) {
+  if (!error.has_reason(reason::kNotCached)) return error;
+  return not_found(fmt::format("{}; download it first, e.g. `hf download {}`", error.message(),
+                               model))
+      .with_reason(reason::kNotCached);
+}
+
+//! The row's columns that do not depend on how the run went.
+dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
+  dataset::VerdictRow row;
+  row.model_id = trial.checkpoint.model_id;
+  row.revision = trial.checkpoint.commit;
+  row.task = trial.request.task;
+  row.backend = trial.profile.name;
+  row.device = trial.profile.device;
+  row.compiler = trial.profile.compiler;
+  row.compiler_version = stack.compiler_version;
+  row.library = "transformers";
+  row.library_version = stack.library_version;
+  if (!trial.plan.exclusion) {
+    row.cores = trial.plan.cores;
+    row.parallelism = trial.plan.parallelism;
+  }
+  if (trial.plan.stack_plan) {
+    row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
+  }
+  row.stack = stack.versions_json();
+  row.packages = stack.packages();
+  if (!trial.script.empty()) row.run_py = trial.script;
+  row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
+  row.host = host_name();
+  row.canrun_version = kCanrunVersion;
+  return row;
+}
+
+void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
+  dataset::VerdictRow& row = outcome.row;
+  outcome.stdout_bytes = run.outcome.stdout_bytes;
+  row.runtime_s = run.outcome.wall_s;
+  if (const auto& report = run.report) {
+    row.load_s = report->load_s;
+    row.compile_s = report->compile_s;
+    row.generate_s = report->generate_s;
+    row.ttft_s = report->ttft_s;
+    row.decode_tokens_per_s = report->decode_tokens_per_s;
+    row.peak_device_memory_bytes = report->peak_device_memory_bytes;
+  }
+}
+
+//! A sharded run that generated tokens: match_tokens against the reference when there is one
+//! (information), and the judge's verdict on the text.
+Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& report,
+                         const std::optional<verify::Reference>& reference,
+                         process::ProcessLauncher& launcher, dataset::VerdictRow& row) {
+  if (reference)
+    row.match_tokens = verify::compare_tokens(report.tokens, reference->tokens).match_tokens;
+  judge::Judge::Options options;
+  options.model = trial.request.judge_model;
+  options.python = trial.python;
+  options.library_version = trial.library_version;
+  options.cache_dir = trial.cache_dir;
+  CANRUN_ASSIGN_OR_RETURN(judge::Judge judge, judge::Judge::open(options, launcher));
+  log::info("asking the judge {} whether the output is fluent English", judge.name());
+  CANRUN_ASSIGN_OR_RETURN(judge::Judgement judgement,
+                          judge.judge({trial.recipe.prompt, report.text}));
+  row.verification = "judge";
+  row.judge_score = judgement.score;
+  row.judge_threshold = judgement.threshold;
+  row.judge_model = judgement.judge;
+  if (judgement.fluent) {
+    row.result = VerdictResult::kPass;
+  } else {
+    row.result = VerdictResult::kFailJudge;
+    row.error = fmt::format(
+        "the judge {} scored the text {:.3f}, below its threshold {:.3f}: not fluent English\n"
+        "got: {}",
+        judgement.judge, judgement.score, judgement.threshold, report.text);
+    row.error_signature = "FAIL_JUDGE";
+  }
+  return ok_status();
+}
+
+//! One core: the tokens must equal the reference's.
+void compare_with_reference(const run::RunReport& report, const verify::Reference& reference,
+                            dataset::VerdictRow& row) {
+  row.verification = "reference";
+  const verify::TokenMatch match = verify::compare_tokens(report.tokens, reference.tokens);
+  row.match_tokens = match.match_tokens;
+  if (match.identical) {
+    row.result = VerdictResult::kPass;
+    return;
+  }
+  row.result = VerdictResult::kFailMismatch;
+  row.error =
+      fmt::format("token {} of {} differs from the CPU reference\nreference: {}\ngot:       {}",
+                  match.match_tokens + 1, reference.tokens.size(), reference.text, report.text);
+  row.error_signature = "FAIL_MISMATCH";
+}
+
+}  // namespace
+
+Result<backend::BackendProfile> trial_profile(const TrialRequest& request) {
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, backend::find_profile(request.backend));
+  CANRUN_RETURN_IF_ERROR(
+      backend::override_memory(profile.topology, request.memory_per_core_gib, request.reserve_gib));
+  return profile;
+}
+
+Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::BackendProfile& profile,
+                             const stack::StackPython& python, const std::string& library_version,
+                             const std::optional<PlanOverride>& plan_override) {
+  TrialPlan out;
+  if (checkpoint.no_safetensors) {
+    out.exclusion = "no_safetensors";
+    out.why = checkpoint.no_safetensors->message();
+    return out;
+  }
+  if (plan_override) {
+    out.cores = plan_override->cores;
+    out.parallelism = plan_override->parallelism;
+    return out;
+  }
+  // Weights that hold no tensors are not planned: the model runs on one core, and its run
+  // says what is wrong with it.
+  if (checkpoint.facts.weights_bytes == 0) return out;
+  CANRUN_ASSIGN_OR_RETURN(
+      plan::StackPlan stack_plan,
+      plan::plan_on_stack(checkpoint.facts, python, library_version, profile.topology));
+  const plan::PlannedShards& shards = stack_plan.shards;
+  if (shards.placed) {
+    out.cores = shards.cores;
+    out.parallelism = std::string(plan::to_string(shards.parallelism));
+  } else {
+    out.exclusion = shards.exclusion;
+    out.why = shards.why;
+  }
+  out.stack_plan = std::move(stack_plan);
+  return out;
+}
+
+Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
+                                    std::string library_version) {
+  PreparedTrial trial;
+  trial.request = request;
+  CANRUN_ASSIGN_OR_RETURN(trial.profile, trial_profile(request));
+  // Absolute: run.py runs in its own folder, and reads the compile cache's path from its env.
+  trial.cache_dir =
+      fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir);
+  const stack::StackPython python(request.python, trial.cache_dir / "stack", launcher);
+  trial.python = python.python();
+  CANRUN_ASSIGN_OR_RETURN(trial.checkpoint,
+                          resolve_checkpoint({request.model, request.revision, std::nullopt}));
+  if (library_version.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(library_version, stack::probe_library_version(python));
+  }
+  trial.library_version = library_version;
+  CANRUN_ASSIGN_OR_RETURN(trial.plan, plan_trial(trial.checkpoint, trial.profile, python,
+                                                 library_version, request.plan_override));
+
+  recipe::RecipeRequest& recipe = trial.recipe;
+  recipe.model = trial.checkpoint.load_from;
+  recipe.model_id = trial.checkpoint.model_id;
+  recipe.revision = trial.checkpoint.revision;
+  recipe.task = request.task;
+  recipe.prompt = request.prompt.empty() ? recipe::default_prompt(request.task) : request.prompt;
+  recipe.new_tokens = request.new_tokens;
+  recipe.cores = trial.plan.cores;
+  recipe.parallelism = trial.plan.parallelism;
+  if (!trial.plan.exclusion) {
+    CANRUN_ASSIGN_OR_RETURN(trial.script, recipe::render_recipe(recipe, trial.profile));
+  }
+  return trial;
+}
+
+Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
+                                        process::ProcessLauncher& launcher) {
+  const stack::StackPython python(trial.python, trial.cache_dir / "stack", launcher);
+  stack::Stack stack;
+  if (trial.stack) {
+    stack = *trial.stack;
+  } else {
+    CANRUN_ASSIGN_OR_RETURN(stack, stack::probe_stack(python, trial.profile));
+  }
+  TrialOutcome outcome;
+  dataset::VerdictRow& row = outcome.row;
+  row = start_row(trial, stack);
+  if (trial.plan.exclusion) {  // nothing to run
+    row.result = VerdictResult::kExcluded;
+    row.exclusion_reason = *trial.plan.exclusion;
+    row.error = trial.plan.why;
+    return outcome;
+  }
+  CANRUN_RETURN_IF_ERROR(require_local_files(trial.checkpoint));
+  if (placement.cores.count != trial.plan.cores) {
+    return invalid_argument(fmt::format("placed on {} cores, but the plan needs {}",
+                                        placement.cores.count, trial.plan.cores));
+  }
+  const fs::path work_dir = trial.cache_dir / "runs";
+  const std::string& model_id = trial.checkpoint.model_id;
+  run::ScriptPlace place{trial.cache_dir, stack.compiler_version, placement.cores,
+                         trial.checkpoint.in_hf_cache()};
+
+  // 1. The backend. A failure here is the verdict: no reference is needed for it.
+  log::info("running {} on {}", model_id, trial.profile.name);
+  if (placement.run_dir.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(outcome.run_dir,
+                            run::make_run_dir(work_dir, model_id, trial.profile.name));
+  } else {
+    outcome.run_dir = fs::absolute(placement.run_dir);
+  }
+  CANRUN_ASSIGN_OR_RETURN(
+      run::ScriptRun backend_run,
+      run::run_script(trial.script, outcome.run_dir, trial.python,
+                      run::script_environment(trial.profile, place), trial.request.timeout,
+                      launcher));
+  record_measurements(backend_run, outcome);
+  if (auto failure = run::classify(backend_run.outcome, backend_run.report)) {
+    row.result = failure->result;
+    row.error = failure->error;
+    row.error_signature = failure->signature;
+    return outcome;
+  }
+  const run::RunReport& report = *backend_run.report;
+  row.new_tokens = static_cast<std::int32_t>(report.tokens.size());
+  row.output_text = report.text;
+
+  // 2. The CPU reference, once per key: the same checkpoint, eager, on one core, in the
+  // tested dtype.
+  const int cores = trial.plan.cores;
+  const verify::ReferenceStore references(trial.cache_dir / "references");
+  const verify::ReferenceKey key{model_id,
+                                 trial.checkpoint.revision,
+                                 trial.recipe.prompt,
+                                 trial.request.new_tokens,
+                                 trial.profile.dtype,
+                                 stack.library_version};
+  std::optional<verify::Reference> reference = references.find(key);
+  outcome.reference_reused = reference.has_value();
+  if (!reference) {
+    CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
+                            backend::find_profile(trial.request.reference_backend));
+    reference_profile.dtype = trial.profile.dtype;
+    recipe::RecipeRequest reference_request = trial.recipe;
+    reference_request.cores = 1;  // the reference runs on one core, unsharded
+    reference_request.parallelism = "none";
+    CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
+                            recipe::render_recipe(reference_request, reference_profile));
+    log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
+    CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir, run::make_run_dir(work_dir, model_id, "reference"));
+    run::ScriptPlace reference_place = place;
+    reference_place.cores = {placement.cores.first, 1};
+    CANRUN_ASSIGN_OR_RETURN(
+        run::ScriptRun ref_run,
+        run::run_script(reference_script, ref_dir, trial.python,
+                        run::script_environment(reference_profile, reference_place),
+                        trial.request.timeout, launcher));
+    if (auto failure = run::classify(ref_run.outcome, ref_run.report); failure && cores > 1) {
+      log::warning("the CPU reference of {} failed ({}), so match_tokens is not known: {}",
+                   model_id, to_string(failure->result), (ref_dir / "run.py").string());
+    } else if (failure) {
+      row.result = VerdictResult::kReferenceFail;
+      row.error = fmt::format(
+          "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
+          to_string(failure->result), (ref_dir / "run.py").string(), failure->error);
+      row.error_signature = "REFERENCE_FAIL | " + failure->signature;
+      return outcome;
+    } else {
+      reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
+      if (auto saved = references.save(key, *reference); !saved.ok())
+        log::warning("{}", saved.error().message());
+    }
+  }
+
+  // 3. Verify.
+  if (cores > 1) {
+    CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, report, reference, launcher, row));
+  } else {
+    compare_with_reference(report, *reference, row);
+  }
+  return outcome;
+}
+
+Result<TrialOutcome> run_trial(const TrialRequest& request, process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial_profile(request));
+  const stack::StackPython python(
+      request.python,
+      fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "stack",
+      launcher);
+  CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
+  auto prepared = prepare_trial(request, launcher, stack.library_version);
+  if (!prepared.ok()) return not_on_this_machine(prepared.error(), request.model);
+  PreparedTrial trial = std::move(prepared).value();
+  trial.stack = std::move(stack);
+  return run_prepared_trial(trial, Placement{{0, trial.plan.cores}, {}}, launcher);
+}
+
+}  // namespace canrun::trial

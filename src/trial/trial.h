@@ -1,0 +1,121 @@
+// One trial: one model, one task, one stack — the unit of work canrun test runs and a campaign
+// schedules (SPEC.md §5-§7). Its steps, each a function of its own:
+//
+//   resolve   MODEL → the checkpoint and its facts (trial/checkpoint.h; one rule everywhere)
+//   plan      the fewest cores that hold the weights, with the parallel plan the stack's
+//             transformers offers (or the --cores/--parallelism override, which skips planning);
+//             no allowed degree, or no safetensors: EXCLUDED, nothing runs
+//   render    run.py for the plan (prepare_trial: what canrun render prints, byte for byte)
+//   run       run.py under supervision on the cores it is placed on, in its run folder
+//   classify  how it ended: a failure of the backend run is the verdict
+//   verify    one core: the tokens must equal the CPU reference's (computed once per key and
+//             shared); sharded: the judge must find the text fluent (match_tokens recorded as
+//             information). A one-core run that worked but whose reference failed is
+//             REFERENCE_FAIL; a judge that cannot run is an error, not a verdict.
+//
+// Thread safety: run_trial may be called from several threads at once provided each call has
+// its own run folder and cores; the reference store and the compile caches are safe to share.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "backend/pinning.h"
+#include "backend/profile.h"
+#include "core/result.h"
+#include "dataset/verdict_row.h"
+#include "judge/judge.h"
+#include "plan/stack_plan.h"
+#include "process/process.h"
+#include "recipe/renderer.h"
+#include "stack/stack.h"
+#include "trial/checkpoint.h"
+
+namespace canrun::trial {
+
+//! --cores/--parallelism: the placement typed by hand, instead of planning.
+struct PlanOverride {
+  int cores = 1;
+  std::string parallelism = "none";  //!< "none", "tp" or "ep"
+};
+
+//! What to try, as canrun test, plan and render take it.
+struct TrialRequest {
+  std::string model;  //!< Hub id or local folder
+  std::string revision = "main";
+  std::string task = "text-generation";
+  std::string backend = "cpu";                  //!< profile name or .toml path
+  std::string reference_backend = "reference";  //!< the CPU reference's profile
+  std::string prompt;                           //!< empty: the task's
+  int new_tokens = recipe::kDefaultNewTokens;
+  std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
+  std::string python;                  //!< the stack's Python; empty: stack::default_python()
+  //! References, compile caches, stack answers; empty: canrun::default_cache_dir().
+  std::filesystem::path cache_dir;
+  double memory_per_core_gib = 0;  //!< > 0: instead of the profile's (plans more cores)
+  double reserve_gib = -1;         //!< >= 0: instead of the profile's
+  std::optional<PlanOverride> plan_override;
+  std::string judge_model = std::string(judge::kDefaultJudgeModel);  //!< for sharded runs
+};
+
+//! Where a scheduler puts a trial: the cores it may use and its run folder.
+struct Placement {
+  backend::CoreRange cores;        //!< `count` must be the plan's cores; first: where they start
+  std::filesystem::path run_dir;   //!< empty: a fresh folder under <cache>/runs
+};
+
+//! The plan step's answer.
+struct TrialPlan {
+  std::optional<plan::StackPlan> stack_plan;  //!< none: overridden, or weights not known
+  int cores = 1;
+  std::string parallelism = "none";
+  std::optional<std::string> exclusion;  //!< no_safetensors, too_large, no_parallel_plan
+  std::string why;                       //!< of the exclusion
+};
+
+//! Everything decided before anything runs.
+struct PreparedTrial {
+  TrialRequest request;
+  backend::BackendProfile profile;  //!< with the request's memory overrides
+  std::filesystem::path cache_dir;  //!< absolute
+  std::string python;
+  Checkpoint checkpoint;
+  std::string library_version;  //!< transformers of the stack's Python
+  std::optional<stack::Stack> stack;  //!< every version; asked before running when absent
+  TrialPlan plan;
+  recipe::RecipeRequest recipe;
+  std::string script;  //!< run.py; empty when excluded
+};
+
+struct TrialOutcome {
+  dataset::VerdictRow row;
+  bool reference_reused = false;
+  std::filesystem::path run_dir;  //!< holds run.py, stdout.txt, stderr.txt
+  std::size_t stdout_bytes = 0;   //!< what the run printed in all (only the tail is kept)
+};
+
+//! The profile, with the request's memory overrides.
+Result<backend::BackendProfile> trial_profile(const TrialRequest& request);
+
+//! The plan step: the override, or the planner on the checkpoint's facts and the stack's
+//! parallel support (asked of `python`, cached).
+Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::BackendProfile& profile,
+                             const stack::StackPython& python, const std::string& library_version,
+                             const std::optional<PlanOverride>& plan_override);
+
+//! Resolve, plan and render. `library_version` empty: asked of the stack's Python.
+Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
+                                    std::string library_version = "");
+
+//! Run, classify and verify a prepared trial on its placement. A verdict, or an error when it
+//! could not be run or verified (a stack without the compiler, files not on this machine, a
+//! judge that failed) — those are not verdicts on the backend.
+Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
+                                        process::ProcessLauncher& launcher);
+
+//! canrun test: the stack's versions, then prepare and run on cores from 0.
+Result<TrialOutcome> run_trial(const TrialRequest& request, process::ProcessLauncher& launcher);
+
+}  // namespace canrun::trial
