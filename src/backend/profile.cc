@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "backend/pinning.h"
 #include "core/atomic_file.h"
 #include "core/text.h"
 #include "core/toml_file.h"
@@ -209,9 +210,10 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
       profile.peak_memory != "neuron") {
     return bad("memory.peak", "must be rss, cuda or neuron");
   }
-  if (profile.pinning_syntax != "count" && profile.pinning_syntax != "range" &&
-      profile.pinning_syntax != "list") {
-    return bad("pinning.syntax", "must be count, range or list");
+  if (!is_pinning_syntax(profile.pinning_syntax)) {
+    return bad("pinning.syntax",
+               fmt::format("{} is not {}", quote_for_message(profile.pinning_syntax),
+                           fmt::join(pinning_syntaxes(), ", ")));
   }
   auto& degrees = profile.topology.degrees;
   if (degrees.empty() || degrees.front() < 1 || !std::is_sorted(degrees.begin(), degrees.end()) ||
