@@ -40,7 +40,7 @@ void print_verdict(const verdict::TestOutcome& outcome) {
     detail = fmt::format(" ({} of {} tokens equal to the CPU reference{})", *row.match_tokens,
                          *row.new_tokens, row.verification == "judge" ? ", for information" : "");
   }
-  std::cout << fmt::format("result    {}{}\n", row.result, detail);
+  std::cout << fmt::format("result    {}{}\n", to_string(row.result), detail);
   if (row.exclusion_reason) std::cout << fmt::format("excluded  {}\n", *row.exclusion_reason);
   if (row.judge_score && row.judge_threshold) {
     std::cout << fmt::format("judge     score {:.3f}, threshold {:.3f} ({})\n", *row.judge_score,
@@ -90,7 +90,7 @@ int run_test(TestOptions& options) {
   } else {
     print_verdict(*outcome);
   }
-  return outcome->row.result == "PASS" ? kExitOk : kExitFailed;
+  return outcome->row.result == VerdictResult::kPass ? kExitOk : kExitFailed;
 }
 
 }  // namespace

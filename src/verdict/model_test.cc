@@ -169,9 +169,9 @@ Status judge_sharded_run(const TestRequest& request, const std::string& python,
   row.judge_threshold = judgement.threshold;
   row.judge_model = judgement.judge;
   if (judgement.fluent) {
-    row.result = "PASS";
+    row.result = VerdictResult::kPass;
   } else {
-    row.result = "FAIL_JUDGE";
+    row.result = VerdictResult::kFailJudge;
     row.error = fmt::format(
         "the judge {} scored the text {:.3f}, below its threshold {:.3f}: not fluent English\n"
         "got: {}",
@@ -241,7 +241,7 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   row.canrun_version = kCanrunVersion;
 
   if (plan && !plan->shards.placed) {  // nothing to run: no allowed degree holds it
-    row.result = "EXCLUDED";
+    row.result = VerdictResult::kExcluded;
     row.exclusion_reason = plan->shards.exclusion;
     row.cores.reset();
     row.parallelism.reset();
@@ -267,7 +267,7 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
     row.peak_device_memory_bytes = report->peak_device_memory_bytes;
   }
   if (auto failure = run::classify(backend_run.outcome, backend_run.report)) {
-    row.result = std::string(to_string(failure->result));
+    row.result = failure->result;
     row.error = failure->error;
     row.error_signature = failure->signature;
     return outcome;
@@ -293,7 +293,7 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
       log::warning("the CPU reference of {} failed ({}), so match_tokens is not known: {}",
                    source.model_id, to_string(failure->result), (ref_dir / "run.py").string());
     } else if (failure) {
-      row.result = "REFERENCE_FAIL";
+      row.result = VerdictResult::kReferenceFail;
       row.error = fmt::format(
           "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
           to_string(failure->result), (ref_dir / "run.py").string(), failure->error);
@@ -316,9 +316,9 @@ Result<TestOutcome> run_model_test(const TestRequest& request, run::ProcessLaunc
   const verify::TokenMatch match = verify::compare_tokens(report.tokens, reference->tokens);
   row.match_tokens = match.match_tokens;
   if (match.identical) {
-    row.result = "PASS";
+    row.result = VerdictResult::kPass;
   } else {
-    row.result = "FAIL_MISMATCH";
+    row.result = VerdictResult::kFailMismatch;
     row.error =
         fmt::format("token {} of {} differs from the CPU reference\nreference: {}\ngot:       {}",
                     match.match_tokens + 1, reference->tokens.size(), reference->text, report.text);
