@@ -24,14 +24,18 @@ using canrun::dataset::VerdictRow;
 
 //! Realistic variety: distinct ids, mostly PASS, failures with tracebacks, a run.py each.
 std::vector<VerdictRow> make_rows(std::size_t count) {
-  static const char* kResults[] = {"PASS",     "PASS",      "PASS",    "PASS",     "FAIL_COMPILE",
-                                   "FAIL_OOM", "FAIL_LOAD", "TIMEOUT", "EXCLUDED", "FAIL_MISMATCH"};
+  using canrun::VerdictResult;
+  static constexpr VerdictResult kResults[] = {
+      VerdictResult::kPass,        VerdictResult::kPass,        VerdictResult::kPass,
+      VerdictResult::kPass,        VerdictResult::kFailCompile, VerdictResult::kFailOom,
+      VerdictResult::kFailLoad,    VerdictResult::kTimeout,     VerdictResult::kExcluded,
+      VerdictResult::kFailMismatch};
   std::mt19937_64 random(42);
   std::vector<VerdictRow> rows;
   rows.reserve(count);
   const std::string run_py_base(2000, '#');
   for (std::size_t idx = 0; idx < count; ++idx) {
-    const char* result = kResults[random() % std::size(kResults)];
+    const VerdictResult result = kResults[random() % std::size(kResults)];
     VerdictRow row =
         canrun::dataset::testing::full_row(fmt::format("org{}/model-{}", idx % 997, idx));
     row.result = result;
@@ -40,14 +44,14 @@ std::vector<VerdictRow> make_rows(std::size_t count) {
     row.cores = 1 << (random() % 5);
     row.run_py = fmt::format("# run.py for {}\n{}", row.model_id, run_py_base);
     row.started_at += std::chrono::seconds(idx);
-    if (row.result == "EXCLUDED") {
+    if (row.result == VerdictResult::kExcluded) {
       row.exclusion_reason = "too_large";
-    } else if (row.result != "PASS") {
+    } else if (row.result != VerdictResult::kPass) {
       row.error = fmt::format(
           "Traceback (most recent call last):\n  File \"run.py\", line {}, in main\n"
           "RuntimeError: {} at 0x{:x} after {} steps\n",
-          random() % 300, row.result, random(), random() % 1000);
-      row.error_signature = row.result;
+          random() % 300, canrun::to_string(row.result), random(), random() % 1000);
+      row.error_signature = std::string(canrun::to_string(row.result));
       row.output_text.reset();
     }
     rows.push_back(std::move(row));

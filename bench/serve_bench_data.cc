@@ -25,8 +25,12 @@ std::string bench_model_id(std::size_t idx) {
 }
 
 std::vector<VerdictRow> stack_rows(std::size_t stack, std::size_t count) {
-  static const char* kResults[] = {"PASS", "PASS",    "PASS", "FAIL_COMPILE", "FAIL_OOM",
-                                   "PASS", "TIMEOUT", "PASS", "FAIL_RUNTIME", "PASS"};
+  using canrun::VerdictResult;
+  static constexpr VerdictResult kResults[] = {
+      VerdictResult::kPass,        VerdictResult::kPass,    VerdictResult::kPass,
+      VerdictResult::kFailCompile, VerdictResult::kFailOom, VerdictResult::kPass,
+      VerdictResult::kTimeout,     VerdictResult::kPass,    VerdictResult::kFailRuntime,
+      VerdictResult::kPass};
   std::vector<VerdictRow> rows;
   rows.reserve(count);
   const std::string compiler_version = fmt::format("2.{}.0.0", stack + 1);
@@ -36,9 +40,10 @@ std::vector<VerdictRow> stack_rows(std::size_t stack, std::size_t count) {
     row.stack = fmt::format(R"({{"neuronx-cc":"{}","python":"3.11.7","transformers":"5.18.0"}})",
                             compiler_version);
     row.result = kResults[(idx * 7 + stack) % 10];
-    if (row.result != "PASS") {
-      row.error = fmt::format("RuntimeError: synthetic {} at step {}", row.result, idx);
-      row.error_signature = row.result;
+    if (row.result != VerdictResult::kPass) {
+      const std::string_view result = canrun::to_string(row.result);
+      row.error = fmt::format("RuntimeError: synthetic {} at step {}", result, idx);
+      row.error_signature = std::string(result);
       row.output_text.reset();
     }
     row.cores = 1 << (idx % 4);

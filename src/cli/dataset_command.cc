@@ -84,11 +84,12 @@ int run_show(const DatasetOptions& options) {
   if (!options.model.empty()) {
     if (auto id = ModelId::parse(options.model); !id.ok()) return report(id.error());
   }
-  if (!options.result.empty() && !parse_verdict_result(options.result)) {
-    return report(invalid_argument(fmt::format(
-        "--result {} is not a result; use one of PASS, FAIL_LOAD, FAIL_COMPILE, FAIL_RUNTIME, "
-        "FAIL_OOM, FAIL_MISMATCH, FAIL_JUDGE, TIMEOUT, CRASH, REFERENCE_FAIL, EXCLUDED",
-        quote_for_message(options.result))));
+  const std::optional<VerdictResult> only_result =
+      options.result.empty() ? std::nullopt : parse_verdict_result(options.result);
+  if (!options.result.empty() && !only_result) {
+    return report(
+        invalid_argument(fmt::format("--result {} is not a result; use one of {}",
+                                     quote_for_message(options.result), verdict_result_names())));
   }
   std::optional<StackKey> stack;
   if (!options.stack.empty()) {
@@ -107,19 +108,20 @@ int run_show(const DatasetOptions& options) {
     if (stack && stack_table.key != *stack) continue;
     for (const auto& row : stack_table.rows) {
       if (!options.model.empty() && row.model_id != options.model) continue;
-      if (!options.result.empty() && row.result != options.result) continue;
+      if (only_result && row.result != *only_result) continue;
       if (options.json) {
         json_rows.push_back(dataset::row_to_json(row));
         continue;
       }
       std::string note = row.exclusion_reason.value_or(row.error_signature.value_or(""));
       if (note.size() > 60) note = note.substr(0, 57) + "...";
-      table.add(
-          {row.model_id, row.task,
-           fmt::format("{} {} / {} {}", row.backend, row.compiler_version, row.library,
-                       row.library_version),
-           row.result, row.cores ? std::to_string(*row.cores) : "-", seconds_cell(row.runtime_s),
-           row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-", note});
+      table.add({row.model_id, row.task,
+                 fmt::format("{} {} / {} {}", row.backend, row.compiler_version, row.library,
+                             row.library_version),
+                 std::string(to_string(row.result)), row.cores ? std::to_string(*row.cores) : "-",
+                 seconds_cell(row.runtime_s),
+                 row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-",
+                 note});
     }
   }
   if (options.json) {

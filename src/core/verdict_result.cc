@@ -41,4 +41,13 @@ std::optional<VerdictResult> parse_verdict_result(std::string_view text) {
   return std::nullopt;
 }
 
+std::string verdict_result_names() {
+  std::string names;
+  for (const auto& info : verdict_results()) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
 }  // namespace canrun

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace canrun {
@@ -32,6 +33,9 @@ const std::array<VerdictResultInfo, 11>& verdict_results();
 std::string_view to_string(VerdictResult result);
 //! Parses the dataset spelling ("PASS", "FAIL_OOM", ...); nullopt for anything else.
 std::optional<VerdictResult> parse_verdict_result(std::string_view text);
+//! "PASS, FAIL_LOAD, ..., EXCLUDED": every dataset spelling in SPEC.md order, for messages that
+//! refuse a value.
+std::string verdict_result_names();
 
 //! The exclusion reason categories of SPEC.md §7. A curator may also give a free-text note.
 inline constexpr std::array<std::string_view, 8> kExclusionReasons = {

@@ -39,7 +39,8 @@ class DatasetTest : public ::testing::Test {
 
 TEST_F(DatasetTest, UpsertWritesTheStackFileAndTheCard) {
   const DatasetDir data(root_);
-  ASSERT_TRUE(data.upsert({full_row("org/a"), minimal_row("org/b", "FAIL_COMPILE")}).ok());
+  ASSERT_TRUE(
+      data.upsert({full_row("org/a"), minimal_row("org/b", VerdictResult::kFailCompile)}).ok());
   EXPECT_TRUE(fs::exists(root_ / "data" /
                          "neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-5.18.0.parquet"));
   auto rows = data.read_stack(key());
@@ -57,16 +58,16 @@ TEST_F(DatasetTest, UpsertWritesTheStackFileAndTheCard) {
 
 TEST_F(DatasetTest, NewerVerdictReplacesOlderKeyedByModelAndTask) {
   const DatasetDir data(root_);
-  VerdictRow first = minimal_row("org/a", "FAIL_COMPILE");
+  VerdictRow first = minimal_row("org/a", VerdictResult::kFailCompile);
   first.started_at = at_seconds(1000);
-  VerdictRow other_task = minimal_row("org/a", "PASS");
+  VerdictRow other_task = minimal_row("org/a", VerdictResult::kPass);
   other_task.task = "image-text-to-text";
-  ASSERT_TRUE(data.upsert({first, other_task, minimal_row("org/b", "PASS")}).ok());
+  ASSERT_TRUE(data.upsert({first, other_task, minimal_row("org/b", VerdictResult::kPass)}).ok());
 
-  VerdictRow newer = minimal_row("org/a", "PASS");
+  VerdictRow newer = minimal_row("org/a", VerdictResult::kPass);
   newer.started_at = at_seconds(2000);
   ASSERT_TRUE(data.upsert({newer}).ok());
-  VerdictRow stale = minimal_row("org/a", "CRASH");
+  VerdictRow stale = minimal_row("org/a", VerdictResult::kCrash);
   stale.started_at = at_seconds(1500);
   ASSERT_TRUE(data.upsert({stale}).ok());
 
@@ -75,7 +76,8 @@ TEST_F(DatasetTest, NewerVerdictReplacesOlderKeyedByModelAndTask) {
   EXPECT_EQ(rows[0].model_id, "org/a");
   EXPECT_EQ(rows[0].task, "image-text-to-text");
   EXPECT_EQ(rows[1].task, "text-generation");
-  EXPECT_EQ(rows[1].result, "PASS");  // the newer one; the stale CRASH did not replace it
+  EXPECT_EQ(rows[1].result,
+            VerdictResult::kPass);  // the newer one; the stale CRASH did not replace it
   EXPECT_EQ(rows[1].started_at, at_seconds(2000));
   EXPECT_EQ(rows[2].model_id, "org/b");
 }
@@ -85,18 +87,19 @@ TEST_F(DatasetTest, InvalidRowWritesNothing) {
   ASSERT_TRUE(data.upsert({full_row("org/a")}).ok());
   const std::string before = *read_file(data.file_of(key()));
   VerdictRow bad = full_row("org/b");
-  bad.result = "MAYBE";
+  bad.parallelism = "pp";
   Status status = data.upsert({full_row("org/c"), bad});
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_THAT(status.error().message(), HasSubstr("column result is \"MAYBE\", not one of PASS"));
+  EXPECT_THAT(status.error().message(),
+              HasSubstr("column parallelism is \"pp\", not none, tp or ep"));
   EXPECT_EQ(*read_file(data.file_of(key())), before);
 
   VerdictRow hostile = full_row("org/x");
   hostile.model_id = "org/x\"; import os";
   EXPECT_THAT(data.upsert({hostile}).error().message(),
               HasSubstr("column model_id invalid model id"));
-  VerdictRow excluded = minimal_row("org/y", "EXCLUDED");
+  VerdictRow excluded = minimal_row("org/y", VerdictResult::kExcluded);
   excluded.exclusion_reason.reset();
   EXPECT_THAT(data.upsert({excluded}).error().message(),
               HasSubstr("exclusion_reason is empty but the result is EXCLUDED"));
@@ -130,7 +133,7 @@ TEST_F(DatasetTest, RefusesToOverwriteAnUnreadableFile) {
 
 TEST_F(DatasetTest, LongErrorKeepsItsTailAndBadUtf8IsReplaced) {
   const DatasetDir data(root_);
-  VerdictRow row = minimal_row("org/a", "FAIL_RUNTIME");
+  VerdictRow row = minimal_row("org/a", VerdictResult::kFailRuntime);
   std::string error = "Traceback (most recent call last):\n" + std::string(1 << 20, 'x');
   error += "\nRuntimeError: the real cause é";
   row.error = error;
@@ -147,7 +150,7 @@ TEST_F(DatasetTest, LongErrorKeepsItsTailAndBadUtf8IsReplaced) {
 }
 
 TEST_F(DatasetTest, ErrorCutNeverSplitsACharacter) {
-  VerdictRow row = minimal_row("org/a", "FAIL_RUNTIME");
+  VerdictRow row = minimal_row("org/a", VerdictResult::kFailRuntime);
   // The last kMaxErrorBytes start inside the two bytes of "é": the cut drops it whole.
   row.error = "é" + std::string(kMaxErrorBytes - 1, 'a');
   apply_storage_policy(row);
@@ -157,7 +160,7 @@ TEST_F(DatasetTest, ErrorCutNeverSplitsACharacter) {
   EXPECT_TRUE(tail == std::string(kMaxErrorBytes - 1, 'a'))
       << "tail of " << tail.size() << " bytes";
 
-  VerdictRow text = minimal_row("org/a", "PASS");
+  VerdictRow text = minimal_row("org/a", VerdictResult::kPass);
   text.output_text = std::string(kMaxOutputTextBytes - 1, 'b') + "é";  // "é" straddles the end
   apply_storage_policy(text);
   EXPECT_TRUE(text.output_text ==
@@ -243,7 +246,7 @@ TEST_F(DatasetTest, ConcurrentWritersLoseNoRow) {
     if (pid == 0) {
       for (int idx = 0; idx < 25; ++idx) {
         const std::string model = fmt::format("w{}/m{}", writer, idx);
-        if (!data.upsert({minimal_row(model, "PASS")}).ok()) ::_exit(1);
+        if (!data.upsert({minimal_row(model, VerdictResult::kPass)}).ok()) ::_exit(1);
       }
       ::_exit(0);
     }

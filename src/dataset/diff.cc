@@ -9,7 +9,8 @@ using RowKey = std::pair<std::string, std::string>;
 
 std::map<RowKey, std::string> results_by_key(const std::vector<VerdictRow>& rows) {
   std::map<RowKey, std::string> results;
-  for (const VerdictRow& row : rows) results[{row.model_id, row.task}] = row.result;
+  for (const VerdictRow& row : rows)
+    results[{row.model_id, row.task}] = std::string(to_string(row.result));
   return results;
 }
 

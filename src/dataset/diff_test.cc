@@ -17,18 +17,22 @@ std::vector<std::string> models(const std::vector<VerdictChange>& changes) {
 
 TEST(DiffTest, SortsEveryKindOfChange) {
   const std::vector<VerdictRow> from = {
-      minimal_row("org/regressed", "PASS"),        minimal_row("org/fixed", "FAIL_COMPILE"),
-      minimal_row("org/dropped", "PASS"),          minimal_row("org/now-excluded", "FAIL_OOM"),
-      minimal_row("org/was-excluded", "EXCLUDED"), minimal_row("org/same", "PASS"),
-      minimal_row("org/other", "FAIL_COMPILE"),    minimal_row("org/still-excluded", "EXCLUDED")};
-  const std::vector<VerdictRow> to = {minimal_row("org/regressed", "FAIL_RUNTIME"),
-                                      minimal_row("org/fixed", "PASS"),
-                                      minimal_row("org/now-excluded", "EXCLUDED"),
-                                      minimal_row("org/was-excluded", "PASS"),
-                                      minimal_row("org/same", "PASS"),
-                                      minimal_row("org/other", "FAIL_OOM"),
-                                      minimal_row("org/new", "TIMEOUT"),
-                                      minimal_row("org/still-excluded", "EXCLUDED")};
+      minimal_row("org/regressed", VerdictResult::kPass),
+      minimal_row("org/fixed", VerdictResult::kFailCompile),
+      minimal_row("org/dropped", VerdictResult::kPass),
+      minimal_row("org/now-excluded", VerdictResult::kFailOom),
+      minimal_row("org/was-excluded", VerdictResult::kExcluded),
+      minimal_row("org/same", VerdictResult::kPass),
+      minimal_row("org/other", VerdictResult::kFailCompile),
+      minimal_row("org/still-excluded", VerdictResult::kExcluded)};
+  const std::vector<VerdictRow> to = {minimal_row("org/regressed", VerdictResult::kFailRuntime),
+                                      minimal_row("org/fixed", VerdictResult::kPass),
+                                      minimal_row("org/now-excluded", VerdictResult::kExcluded),
+                                      minimal_row("org/was-excluded", VerdictResult::kPass),
+                                      minimal_row("org/same", VerdictResult::kPass),
+                                      minimal_row("org/other", VerdictResult::kFailOom),
+                                      minimal_row("org/new", VerdictResult::kTimeout),
+                                      minimal_row("org/still-excluded", VerdictResult::kExcluded)};
   const StackDiff diff = diff_stacks(from, to);
   EXPECT_EQ(models(diff.regressions), std::vector<std::string>{"org/regressed"});
   EXPECT_EQ(diff.regressions[0].from_result, "PASS");
@@ -43,10 +47,10 @@ TEST(DiffTest, SortsEveryKindOfChange) {
 }
 
 TEST(DiffTest, TasksAreSeparateKeys) {
-  VerdictRow vision = minimal_row("org/m", "FAIL_LOAD");
+  VerdictRow vision = minimal_row("org/m", VerdictResult::kFailLoad);
   vision.task = "image-text-to-text";
-  const StackDiff diff =
-      diff_stacks({minimal_row("org/m", "PASS"), vision}, {minimal_row("org/m", "PASS")});
+  const StackDiff diff = diff_stacks({minimal_row("org/m", VerdictResult::kPass), vision},
+                                     {minimal_row("org/m", VerdictResult::kPass)});
   EXPECT_TRUE(diff.regressions.empty());
   ASSERT_EQ(diff.no_longer_tested.size(), 1u);
   EXPECT_EQ(diff.no_longer_tested[0].task, "image-text-to-text");

@@ -8,6 +8,8 @@
 #include <parquet/exception.h>
 
 #include "core/parallel.h"
+#include "core/text.h"
+#include "core/verdict_result.h"
 #include "dataset/schema.h"
 
 namespace canrun::dataset {
@@ -20,21 +22,24 @@ std::shared_ptr<arrow::DataType> timestamp_type() {
 }
 
 std::shared_ptr<arrow::DataType> arrow_type(const ColumnSpec& column) {
-  switch (column.member.index()) {
-    case 0:
-    case 1:
-      return arrow::utf8();
-    case 2:
-      return arrow::int32();
-    case 3:
-      return arrow::int64();
-    case 4:
-      return arrow::float64();
-    case 5:
-      return arrow::list(arrow::utf8());
-    default:
-      return timestamp_type();
-  }
+  return std::visit(
+      [](auto member) -> std::shared_ptr<arrow::DataType> {
+        using Value = std::remove_cvref_t<decltype(std::declval<VerdictRow>().*member)>;
+        if constexpr (std::is_same_v<Value, std::optional<std::int32_t>>) {
+          return arrow::int32();
+        } else if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>) {
+          return arrow::int64();
+        } else if constexpr (std::is_same_v<Value, std::optional<double>>) {
+          return arrow::float64();
+        } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
+          return arrow::list(arrow::utf8());
+        } else if constexpr (std::is_same_v<Value, Timestamp>) {
+          return timestamp_type();
+        } else {  // std::string, std::optional<std::string>, VerdictResult
+          return arrow::utf8();
+        }
+      },
+      column.member);
 }
 
 std::shared_ptr<arrow::Schema> verdict_schema() {
@@ -108,6 +113,9 @@ Result<std::shared_ptr<arrow::Array>> build_array(std::span<const VerdictRow> ro
                                   ARROW_RETURN_NOT_OK(values->Append(item));
                                 return arrow::Status::OK();
                               });
+        } else if constexpr (std::is_same_v<Value, VerdictResult>) {
+          return build_column(rows, member, arrow::StringBuilder(),
+                              [](auto& b, VerdictResult v) { return b.Append(to_string(v)); });
         } else {
           return build_column(
               rows, member, arrow::TimestampBuilder(timestamp_type(), arrow::default_memory_pool()),
@@ -150,6 +158,8 @@ Status check_schema(const arrow::Schema& actual) {
   return corrupt(fmt::format("wrong schema: {}", fmt::join(problems, "; ")));
 }
 
+//! Calls `store(row, array, idx)` for every value that is not null. `store` returns void, or a
+//! Status for a value it refuses (its message is put after the column and row number).
 template <typename ArrayType, typename Store>
 Status read_column(const arrow::ChunkedArray& chunks, std::vector<VerdictRow>& rows,
                    std::string_view name, bool nullable, Store store) {
@@ -164,7 +174,14 @@ Status read_column(const arrow::ChunkedArray& chunks, std::vector<VerdictRow>& r
         }
         continue;
       }
-      store(rows[row_idx], array, idx);
+      if constexpr (std::is_same_v<decltype(store(rows[row_idx], array, idx)), Status>) {
+        if (Status status = store(rows[row_idx], array, idx); !status.ok()) {
+          return corrupt(
+              fmt::format("column {} in row {}: {}", name, row_idx + 1, status.error().message()));
+        }
+      } else {
+        store(rows[row_idx], array, idx);
+      }
     }
   }
   return ok_status();
@@ -211,6 +228,20 @@ Status read_array(const arrow::ChunkedArray& chunks, const ColumnSpec& column,
                      item < array.value_offset(idx + 1); ++item) {
                   out.emplace_back(items.GetView(item));
                 }
+              });
+        } else if constexpr (std::is_same_v<Value, VerdictResult>) {
+          return read_column<arrow::StringArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::StringArray& array,
+                       std::int64_t idx) -> Status {
+                const std::string_view text = array.GetView(idx);
+                const auto result = parse_verdict_result(text);
+                if (!result) {
+                  return corrupt(fmt::format("{} is not a result; a result is one of {}",
+                                             quote_for_message(text), verdict_result_names()));
+                }
+                row.*member = *result;
+                return ok_status();
               });
         } else {
           return read_column<arrow::TimestampArray>(

@@ -44,9 +44,9 @@ TEST_F(ParquetCodecTest, EveryColumnTypeRoundTrips) {
 }
 
 TEST_F(ParquetCodecTest, NullsRoundTripAsNulls) {
-  std::vector<VerdictRow> rows = {testing::minimal_row("org/a", "CRASH"),
+  std::vector<VerdictRow> rows = {testing::minimal_row("org/a", VerdictResult::kCrash),
                                   testing::full_row("org/b"),
-                                  testing::minimal_row("org/c", "EXCLUDED")};
+                                  testing::minimal_row("org/c", VerdictResult::kExcluded)};
   rows[0].packages = {};
   const auto read = round_trip(rows);
   ASSERT_EQ(read.size(), 3u);
@@ -82,8 +82,8 @@ TEST_F(ParquetCodecTest, ExtremeNumbersRoundTrip) {
 TEST_F(ParquetCodecTest, ManyRowsAcrossRowGroups) {
   std::vector<VerdictRow> rows;
   for (int idx = 0; idx < 70'000; ++idx) {
-    rows.push_back(
-        testing::minimal_row("org/m" + std::to_string(idx), idx % 2 ? "PASS" : "FAIL_OOM"));
+    rows.push_back(testing::minimal_row("org/m" + std::to_string(idx),
+                                        idx % 2 ? VerdictResult::kPass : VerdictResult::kFailOom));
     if (idx % 3 == 0) rows.back().cores = idx;
   }
   EXPECT_EQ(round_trip(rows), rows);

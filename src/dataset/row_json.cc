@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/text.h"
+#include "core/verdict_result.h"
 #include "dataset/schema.h"
 
 namespace canrun::dataset {
@@ -28,6 +29,8 @@ nlohmann::json row_to_json(const VerdictRow& row) {
           using Value = std::remove_cvref_t<decltype(value)>;
           if constexpr (std::is_same_v<Value, Timestamp>) {
             out[name] = format_timestamp(value);
+          } else if constexpr (std::is_same_v<Value, VerdictResult>) {
+            out[name] = to_string(value);
           } else if constexpr (std::is_same_v<Value, std::string> ||
                                std::is_same_v<Value, std::vector<std::string>>) {
             out[name] = value;
@@ -110,6 +113,15 @@ Result<VerdictRow> row_from_json(const nlohmann::json& object) {
               if (!item.is_string()) return wrong("an array of strings");
               field.push_back(item.get<std::string>());
             }
+          } else if constexpr (std::is_same_v<Value, VerdictResult>) {
+            if (!value.is_string()) return wrong("a string");
+            const auto result = parse_verdict_result(value.get<std::string>());
+            if (!result) {
+              return invalid_argument(fmt::format("column {} is {}, not one of {}", name,
+                                                  quote_for_message(value.get<std::string>()),
+                                                  verdict_result_names()));
+            }
+            field = *result;
           } else if constexpr (std::is_same_v<Value, Timestamp>) {
             if (!value.is_string()) return wrong("an ISO 8601 string");
             CANRUN_ASSIGN_OR_RETURN(field, parse_timestamp(value.get<std::string>()));

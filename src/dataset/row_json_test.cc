@@ -11,7 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(RowJsonTest, RoundTripsAFullAndAMinimalRow) {
-  for (const VerdictRow& row : {testing::full_row(), testing::minimal_row("org/a", "EXCLUDED")}) {
+  for (const VerdictRow& row :
+       {testing::full_row(), testing::minimal_row("org/a", VerdictResult::kExcluded)}) {
     const nlohmann::json json = row_to_json(row);
     auto back = row_from_json(json);
     ASSERT_TRUE(back.ok()) << back.error().message();
@@ -45,6 +46,13 @@ TEST(RowJsonTest, ErrorsNameTheColumn) {
   json["cores"] = 1LL << 40;
   EXPECT_THAT(row_from_json(json).error().message(),
               HasSubstr("column cores is number, expected an integer in range"));
+  json = row_to_json(testing::full_row());
+  json["result"] = "MAYBE";
+  EXPECT_THAT(row_from_json(json).error().message(),
+              HasSubstr("column result is \"MAYBE\", not one of PASS, FAIL_LOAD"));
+  json["result"] = 3;
+  EXPECT_THAT(row_from_json(json).error().message(),
+              HasSubstr("column result is number, expected a string"));
   json = row_to_json(testing::full_row());
   json["model_id"] = nullptr;
   EXPECT_THAT(row_from_json(json).error().message(),

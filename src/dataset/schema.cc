@@ -61,8 +61,10 @@ const std::array<ColumnSpec, 36> kColumns = {{
 std::span<const ColumnSpec> verdict_columns() { return kColumns; }
 
 std::string_view arrow_type_name(const ColumnSpec& column) {
-  static constexpr std::array<std::string_view, 7> kNames = {
-      "string", "string", "int32", "int64", "double", "list<string>", "timestamp[us, tz=UTC]"};
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "string", "string", "int32", "int64", "double", "list<string>", "timestamp[us, tz=UTC]",
+      "string"};
+  static_assert(kNames.size() == std::variant_size_v<ColumnMember>);
   return kNames[column.member.index()];
 }
 
@@ -72,7 +74,7 @@ bool is_nullable(const ColumnSpec& column) {
         using Member = std::remove_cvref_t<decltype(std::declval<VerdictRow>().*member)>;
         return !std::is_same_v<Member, std::string> &&
                !std::is_same_v<Member, std::vector<std::string>> &&
-               !std::is_same_v<Member, Timestamp>;
+               !std::is_same_v<Member, Timestamp> && !std::is_same_v<Member, VerdictResult>;
       },
       column.member);
 }

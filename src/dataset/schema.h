@@ -13,12 +13,14 @@ namespace canrun::dataset {
 
 //! A pointer to the VerdictRow member behind a column; the alternative gives the Arrow type:
 //! string → utf8 not null, optional<string> → utf8, optional<int32/int64/double> → int32 /
-//! int64 / float64, vector<string> → list<utf8> not null, Timestamp → timestamp[us, UTC].
+//! int64 / float64, vector<string> → list<utf8> not null, Timestamp → timestamp[us, UTC],
+//! VerdictResult → utf8 not null (its dataset spelling).
 using ColumnMember =
     std::variant<std::string VerdictRow::*, std::optional<std::string> VerdictRow::*,
                  std::optional<std::int32_t> VerdictRow::*,
                  std::optional<std::int64_t> VerdictRow::*, std::optional<double> VerdictRow::*,
-                 std::vector<std::string> VerdictRow::*, Timestamp VerdictRow::*>;
+                 std::vector<std::string> VerdictRow::*, Timestamp VerdictRow::*,
+                 VerdictResult VerdictRow::*>;
 
 struct ColumnSpec {
   std::string_view name;

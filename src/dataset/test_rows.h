@@ -24,7 +24,7 @@ inline VerdictRow full_row(std::string model_id = "Qwen/Qwen3-0.6B",
   row.compiler_version = "2.16.372.0+4a9b2326";
   row.library = "transformers";
   row.library_version = std::move(library_version);
-  row.result = "PASS";
+  row.result = VerdictResult::kPass;
   row.cores = 1;
   row.parallelism = "none";
   row.weights_bytes = 1'503'238'553;
@@ -50,7 +50,7 @@ inline VerdictRow full_row(std::string model_id = "Qwen/Qwen3-0.6B",
 }
 
 //! A row of the same stack with only the columns that may not be null.
-inline VerdictRow minimal_row(std::string model_id, std::string result) {
+inline VerdictRow minimal_row(std::string model_id, VerdictResult result) {
   VerdictRow row = full_row(std::move(model_id));
   VerdictRow minimal;
   minimal.model_id = row.model_id;
@@ -61,11 +61,11 @@ inline VerdictRow minimal_row(std::string model_id, std::string result) {
   minimal.compiler_version = row.compiler_version;
   minimal.library = row.library;
   minimal.library_version = row.library_version;
-  minimal.result = std::move(result);
+  minimal.result = result;
   minimal.stack = "{}";
   minimal.started_at = row.started_at;
   minimal.canrun_version = row.canrun_version;
-  if (minimal.result == "EXCLUDED") minimal.exclusion_reason = "gated";
+  if (minimal.result == VerdictResult::kExcluded) minimal.exclusion_reason = "gated";
   return minimal;
 }
 

@@ -1,5 +1,7 @@
 // VerdictRow: one row of the results dataset, one (model, task) on one stack (SPEC.md §8).
-// Field names are the dataset's column names; std::optional marks a nullable column.
+// Field names are the dataset's column names; std::optional marks a nullable column. `result`
+// is stored as its dataset spelling ("PASS", "FAIL_OOM", ...): text only at the file and JSON
+// edges.
 //
 // Thread safety: plain value.
 #pragma once
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/verdict_result.h"
 #include "dataset/stack_key.h"
 
 namespace canrun::dataset {
@@ -27,7 +30,8 @@ struct VerdictRow {
   std::string compiler_version;
   std::string library;
   std::string library_version;
-  std::string result;
+  //! A row nobody filled in says what a run without a result line is: CRASH.
+  VerdictResult result = VerdictResult::kCrash;
   std::optional<std::string> error;
   std::optional<std::string> error_signature;
   std::optional<std::string> exclusion_reason;
@@ -61,9 +65,9 @@ struct VerdictRow {
 //! The stack file a row belongs to, from its own columns.
 Result<StackKey> stack_key_of(const VerdictRow& row);
 
-//! Checks one row against the dataset's rules: a valid model id and revision, a known result,
-//! an exclusion reason exactly when EXCLUDED, a known parallelism, non-negative measurements,
-//! `stack` a JSON object of strings. The error names the column and the value.
+//! Checks one row against the dataset's rules: a valid model id and revision, an exclusion reason
+//! exactly when EXCLUDED, a known parallelism, non-negative measurements, `stack` a JSON object of
+//! strings. The error names the column and the value.
 Status check_row(const VerdictRow& row);
 
 // Storage policy, applied by the writer to every row before it is stored:

@@ -46,8 +46,9 @@ json stack_json(const dataset::StackKey& key) {
 }
 
 //! PASS followed (newer) by one of these is a regression.
-bool is_failure(std::string_view result) {
-  return result.starts_with("FAIL_") || result == "TIMEOUT" || result == "CRASH";
+bool is_failure(VerdictResult result) {
+  return result != VerdictResult::kPass && result != VerdictResult::kReferenceFail &&
+         result != VerdictResult::kExcluded;
 }
 
 QueryError bad_parameter(std::string name, std::string message) {
@@ -202,7 +203,7 @@ json SpaceIndex::versions_json() const {
     for (const StackVerdicts* stack : stacks_) {
       if (stack->key().backend != backend) continue;
       std::size_t passed = 0;
-      for (const VerdictRow& row : stack->rows()) passed += row.result == "PASS";
+      for (const VerdictRow& row : stack->rows()) passed += row.result == VerdictResult::kPass;
       json item = stack_json(stack->key());
       item["rows"] = stack->rows().size();
       item["passed"] = passed;
@@ -289,9 +290,10 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
       {"trending_score", entry.trending ? json(entry.trending->trending_score) : json(nullptr)},
       {"note", entry.note.empty() ? json(nullptr) : json(entry.note)}};
   const VerdictRow* row = stack.find(entry.id, task);
-  const auto exclusion = row && row->result != "EXCLUDED" ? std::nullopt : exclusion_of(entry.id);
+  const auto exclusion =
+      row && row->result != VerdictResult::kExcluded ? std::nullopt : exclusion_of(entry.id);
   if (row) {
-    out["status"] = row->result;
+    out["status"] = to_string(row->result);
     out["exclusion_reason"] = optional_json(row->exclusion_reason);
     out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
     out["error_signature"] = optional_json(row->error_signature);
@@ -433,19 +435,20 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
   const auto note = notes_.find(id.str());
   const VerdictRow* row = stack ? stack->find(id.str(), task) : nullptr;
 
-  json out = {{"id", id.str()},
-              {"task", task},
-              {"tasks", model_tasks},
-              {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
-              {"note", note == notes_.end() ? json(nullptr) : json(note->second)},
-              {"exclusion", exclusion ? json{{"reason", exclusion->reason}, {"why", exclusion->why}}
-                                      : json(nullptr)},
-              {"rankings", rankings},
-              {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
-              {"likes", numbers ? json(numbers->likes) : json(nullptr)},
-              {"status", row ? json(row->result) : json(exclusion ? "EXCLUDED" : "not tested")},
-              {"verdict", row ? dataset::row_to_json(*row) : json(nullptr)},
-              {"run_command", "python3 run.py"}};
+  json out = {
+      {"id", id.str()},
+      {"task", task},
+      {"tasks", model_tasks},
+      {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+      {"note", note == notes_.end() ? json(nullptr) : json(note->second)},
+      {"exclusion",
+       exclusion ? json{{"reason", exclusion->reason}, {"why", exclusion->why}} : json(nullptr)},
+      {"rankings", rankings},
+      {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
+      {"likes", numbers ? json(numbers->likes) : json(nullptr)},
+      {"status", row ? json(to_string(row->result)) : json(exclusion ? "EXCLUDED" : "not tested")},
+      {"verdict", row ? dataset::row_to_json(*row) : json(nullptr)},
+      {"run_command", "python3 run.py"}};
   std::optional<std::string> prefetch;
   if (stack) {
     prefetch = prefetch_command(stack->key().backend,
@@ -470,7 +473,7 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
       }
       json item = stack_json(at->key());
       item["current"] = at == stack;
-      item["status"] = at_row ? at_row->result : "not tested";
+      item["status"] = at_row ? to_string(at_row->result) : "not tested";
       item["cores"] = at_row ? optional_json(at_row->cores) : json(nullptr);
       item["runtime_s"] = at_row ? optional_json(at_row->runtime_s) : json(nullptr);
       item["peak_device_memory_bytes"] =
@@ -478,10 +481,10 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
       item["error_signature"] = at_row ? optional_json(at_row->error_signature) : json(nullptr);
       item["started_at"] =
           at_row ? json(dataset::format_timestamp(at_row->started_at)) : json(nullptr);
-      item["regression"] =
-          at_row && older_row && is_failure(at_row->result) && older_row->result == "PASS";
-      item["fixed"] =
-          at_row && older_row && at_row->result == "PASS" && is_failure(older_row->result);
+      item["regression"] = at_row && older_row && is_failure(at_row->result) &&
+                           older_row->result == VerdictResult::kPass;
+      item["fixed"] = at_row && older_row && at_row->result == VerdictResult::kPass &&
+                      is_failure(older_row->result);
       history.push_back(std::move(item));
     }
   }

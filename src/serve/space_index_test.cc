@@ -14,8 +14,8 @@ using nlohmann::json;
 VerdictRow row_on(std::string model, std::string compiler_version, std::string result) {
   VerdictRow row = full_row(std::move(model));
   row.compiler_version = std::move(compiler_version);
-  row.result = std::move(result);
-  if (row.result != "PASS") {
+  row.result = *parse_verdict_result(result);
+  if (row.result != VerdictResult::kPass) {
     row.error = "RuntimeError: boom";
     row.error_signature = "boom";
   }

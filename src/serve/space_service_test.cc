@@ -14,8 +14,8 @@ using nlohmann::json;
 
 std::shared_ptr<const SpaceIndex> index_with(std::string result) {
   auto row = dataset::testing::full_row("Qwen/Qwen3-0.6B");
-  row.result = std::move(result);
-  if (row.result != "PASS") row.error = "boom";
+  row.result = *parse_verdict_result(result);
+  if (row.result != VerdictResult::kPass) row.error = "boom";
   IndexInputs inputs;
   auto key = dataset::stack_key_of(row);
   inputs.stacks.push_back(
