@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <ctime>
 #include <set>
 #include <system_error>
 
@@ -199,9 +197,9 @@ Result<RankingsSnapshot> snapshot_from_json_text(std::string_view text, std::str
     return corrupt(fmt::format("{}: {}", where, parsed_sort.error().message()));
   snapshot.sort = *parsed_sort;
   CANRUN_ASSIGN_OR_RETURN(snapshot.fetched_at, required_text(value, where, "fetched_at"));
-  if (!parse_utc(snapshot.fetched_at)) {
-    return corrupt(fmt::format("{}: fetched_at {} is not YYYY-MM-DDTHH:MM:SSZ", where,
-                               quote_for_message(snapshot.fetched_at)));
+  if (auto fetched_at = parse_utc(snapshot.fetched_at); !fetched_at.ok()) {
+    return corrupt(
+        fmt::format("{}: field \"fetched_at\": {}", where, fetched_at.error().message()));
   }
   CANRUN_ASSIGN_OR_RETURN(snapshot.endpoint, required_text(value, where, "endpoint"));
   const auto models = value.find("models");
@@ -237,33 +235,6 @@ Result<RankingsSnapshot> read_snapshot(const fs::path& dir, std::string_view tas
   }
   CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(path));
   return snapshot_from_json_text(text, path.string());
-}
-
-std::string format_utc(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm parts{};
-  gmtime_r(&seconds, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) {
-  if (text.size() != 20) return std::nullopt;
-  std::tm parts{};
-  int consumed = 0;
-  const std::string copy(text);
-  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &parts.tm_year, &parts.tm_mon,
-                  &parts.tm_mday, &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6 ||
-      // system_clock counts nanoseconds in 64 bits: years past 2262 overflow it.
-      consumed != 20 || parts.tm_year < 1970 || parts.tm_year > 2200 || parts.tm_mon < 1 ||
-      parts.tm_mon > 12 || parts.tm_mday < 1 || parts.tm_mday > 31 || parts.tm_hour > 23 ||
-      parts.tm_min > 59 || parts.tm_sec > 60) {
-    return std::nullopt;
-  }
-  parts.tm_year -= 1900;
-  parts.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&parts));
 }
 
 std::string describe_age(std::chrono::seconds age) {
