@@ -1,12 +1,12 @@
 #include "serve/space_reloader.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
 #include <thread>
 
+#include "core/test_temp_dir.h"
 #include "dataset/dataset.h"
 #include "dataset/test_rows.h"
 #include "serve/static_assets.h"
@@ -17,17 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-//! A dataset folder of its own under the system's temp folder, removed after the test.
+//! A dataset folder of the test's own.
 class SpaceReloaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("canrun-reloader-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   //! Writes one row of a stack whose library is at `library_version`: a stack file of its own.
   void write_stack(const std::string& library_version) {
     auto status =
@@ -43,7 +35,8 @@ class SpaceReloaderTest : public ::testing::Test {
     return SpaceSources(paths);
   }
 
-  fs::path root_;
+  canrun::testing::TempDir temp_{"reloader"};
+  const fs::path root_ = temp_.path() / "dataset";
 };
 
 SpaceService service_of(std::shared_ptr<const SpaceIndex> index) {
