@@ -5,17 +5,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "core/log.h"
 #include "serve/embedded_assets.h"
 #include "serve/http_server.h"
+#include "serve/space_reloader.h"
 #include "serve/space_service.h"
 #include "serve/space_sources.h"
 
@@ -69,15 +67,14 @@ int run_serve(const ServeOptions& options) {
     assets = std::move(*loaded);
   }
 
+  // The gauges are read on the server's threads; the reloader and the server are made after
+  // the service that reads them, so they are found through these once they exist.
+  std::atomic<const serve::SpaceReloader*> reloader_for_gauges{nullptr};
   std::atomic<serve::HttpServer*> server_for_gauges{nullptr};
-  std::mutex sources_mutex;
   serve::SpaceService service(std::move(assets), std::move(*index),
                               [&](serve::IndexGauges& gauges) {
-                                {
-                                  std::lock_guard lock(sources_mutex);
-                                  gauges.reloads = sources.reloads();
-                                  gauges.reload_failures = sources.reload_failures();
-                                  gauges.last_load_seconds = sources.last_load_seconds();
+                                if (const serve::SpaceReloader* reloader = reloader_for_gauges) {
+                                  reloader->read_gauges(gauges);
                                 }
                                 if (serve::HttpServer* server = server_for_gauges.load()) {
                                   gauges.open_connections = server->open_connections();
@@ -93,6 +90,12 @@ int run_serve(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   raise_open_file_limit();
 
+  // After the mask: the reloader's thread leaves SIGINT and SIGTERM to this one.
+  serve::SpaceReloader reloader(std::move(sources), service,
+                                std::chrono::milliseconds(static_cast<std::int64_t>(
+                                    std::max(0.05, options.reload_seconds) * 1000)));
+  reloader_for_gauges = &reloader;
+
   serve::ServerLimits limits;
   limits.max_connections = options.max_connections;
   limits.threads = options.threads;
@@ -106,28 +109,6 @@ int run_serve(const ServeOptions& options) {
   // The one line on stdout: scripts and tests read the port from it.
   std::cout << fmt::format("serving on http://{}:{}/", options.host, (*server)->port())
             << std::endl;
-
-  std::mutex stop_mutex;
-  std::condition_variable stop_signal;
-  bool stopping = false;
-  std::thread reloader([&] {
-    const auto period = std::chrono::milliseconds(
-        static_cast<std::int64_t>(std::max(0.05, options.reload_seconds) * 1000));
-    std::unique_lock lock(stop_mutex);
-    while (!stop_signal.wait_for(lock, period, [&] { return stopping; })) {
-      lock.unlock();
-      std::shared_ptr<const serve::SpaceIndex> fresh;
-      {
-        std::lock_guard sources_lock(sources_mutex);
-        fresh = sources.reload_if_changed();
-      }
-      if (fresh) {
-        log::info("reloaded: {} stacks, {} rows", fresh->stack_count(), fresh->row_count());
-        service.set_index(std::move(fresh));
-      }
-      lock.lock();
-    }
-  });
 
   const auto deadline = options.exit_after_seconds > 0
                             ? std::chrono::steady_clock::now() +
@@ -146,12 +127,7 @@ int run_serve(const ServeOptions& options) {
       break;
     }
   }
-  {
-    std::lock_guard lock(stop_mutex);
-    stopping = true;
-  }
-  stop_signal.notify_all();
-  reloader.join();
+  reloader.stop();
   server_for_gauges = nullptr;
   (*server)->stop();
   return kExitOk;

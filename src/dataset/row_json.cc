@@ -1,22 +1,18 @@
 #include "dataset/row_json.h"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include <cctype>
-#include <cstdio>
 #include <limits>
 
 #include "core/text.h"
+#include "core/utc_time.h"
 #include "core/verdict_result.h"
 #include "dataset/schema.h"
 
 namespace canrun::dataset {
 
 std::string format_timestamp(Timestamp time) {
-  const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
-  const auto micros = (time - seconds).count();
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}Z", seconds, micros);
+  return format_utc(time, UtcFraction::kMicroseconds);
 }
 
 nlohmann::json row_to_json(const VerdictRow& row) {
@@ -49,39 +45,7 @@ nlohmann::json row_to_json(const VerdictRow& row) {
 
 namespace canrun::dataset {
 
-Result<Timestamp> parse_timestamp(std::string_view text) {
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  char tail[16] = {};
-  const std::string copy(text);
-  const int fields = std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%15s", &year, &month, &day,
-                                 &hour, &minute, &second, tail);
-  std::string_view rest = tail;
-  std::int64_t micros = 0;
-  bool good = fields == 7 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 &&
-              minute < 60 && second < 61;
-  if (good && rest.starts_with('.')) {
-    rest.remove_prefix(1);
-    std::size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) {
-      micros = micros * 10 + (rest[digits] - '0');
-      ++digits;
-    }
-    good = digits >= 1 && digits <= 6;
-    for (std::size_t pad = digits; pad < 6; ++pad) micros *= 10;
-    rest.remove_prefix(digits);
-  }
-  if (!good || rest != "Z") {
-    return invalid_argument(fmt::format(
-        "timestamp {} is not ISO 8601 UTC like 2026-12-02T15:24:00Z", quote_for_message(text)));
-  }
-  const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(month),
-                                         std::chrono::day(day)};
-  if (!date.ok())
-    return invalid_argument(fmt::format("timestamp {} has no such date", quote_for_message(text)));
-  return Timestamp(std::chrono::sys_days(date).time_since_epoch() + std::chrono::hours(hour) +
-                   std::chrono::minutes(minute) + std::chrono::seconds(second) +
-                   std::chrono::microseconds(micros));
-}
+Result<Timestamp> parse_timestamp(std::string_view text) { return parse_utc(text); }
 
 Result<VerdictRow> row_from_json(const nlohmann::json& object) {
   if (!object.is_object()) return invalid_argument("a verdict row must be a JSON object");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_fields.h"
 #include "core/model_id.h"
 #include "core/text.h"
 
@@ -10,55 +11,15 @@ namespace {
 
 using nlohmann::json;
 
-Error wrong_type(std::string_view where, std::string_view field, const json& value,
-                 std::string_view wanted) {
-  return corrupt(fmt::format("{}: field \"{}\" holds {} where {} belongs", where, field,
-                             value.type_name(), wanted));
-}
-
-//! An optional string field: absent or null leaves `out` as it was.
-Status read_string(const json& object, std::string_view where, std::string_view field,
-                   std::optional<std::string>& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if (!it->is_string()) return wrong_type(where, field, *it, "a string");
-  out = it->get<std::string>();
-  return ok_status();
-}
-
-Status read_string_list(const json& object, std::string_view where, std::string_view field,
-                        std::vector<std::string>& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if (!it->is_array()) return wrong_type(where, field, *it, "a list of strings");
-  std::vector<std::string> values;
-  for (const auto& item : *it) {
-    if (!item.is_string()) return wrong_type(where, field, item, "a list of strings");
-    values.push_back(item.get<std::string>());
-  }
-  out = std::move(values);
-  return ok_status();
-}
-
-Status read_count(const json& object, std::string_view where, std::string_view field,
-                  std::optional<std::int64_t>& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
-    return wrong_type(where, field, *it, "a non-negative integer");
-  }
-  out = it->get<std::int64_t>();
-  return ok_status();
-}
-
 Status read_config_fields(const json& config, std::string_view where, ModelFacts& facts) {
   if (!config.is_object()) {
     return corrupt(fmt::format("{}: config is {}, not an object", where, config.type_name()));
   }
-  CANRUN_RETURN_IF_ERROR(read_string_list(config, where, "architectures", facts.architectures));
-  CANRUN_RETURN_IF_ERROR(read_string(config, where, "model_type", facts.model_type));
+  CANRUN_RETURN_IF_ERROR(
+      read_json_string_list(config, where, "architectures", facts.architectures));
+  CANRUN_RETURN_IF_ERROR(read_json_string(config, where, "model_type", facts.model_type));
   if (const auto it = config.find("auto_map"); it != config.end() && !it->is_null()) {
-    if (!it->is_object()) return wrong_type(where, "auto_map", *it, "an object");
+    if (!it->is_object()) return json_field_type_error(where, "auto_map", *it, "an object");
     facts.auto_map.clear();
     for (const auto& [auto_class, reference] : it->items()) {
       facts.auto_map[auto_class] =
@@ -75,14 +36,14 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
   // Older configs name the head count as transformers' attribute_map aliases do (GPT-2: n_head).
   for (const char* field : {"num_attention_heads", "n_head", "num_heads", "n_heads"}) {
     if (!numbers->contains(field)) continue;
-    CANRUN_RETURN_IF_ERROR(read_count(*numbers, where, field, facts.num_attention_heads));
+    CANRUN_RETURN_IF_ERROR(read_json_count(*numbers, where, field, facts.num_attention_heads));
     break;
   }
   CANRUN_RETURN_IF_ERROR(
-      read_count(*numbers, where, "num_key_value_heads", facts.num_key_value_heads));
+      read_json_count(*numbers, where, "num_key_value_heads", facts.num_key_value_heads));
   for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (!numbers->contains(field)) continue;
-    CANRUN_RETURN_IF_ERROR(read_count(*numbers, where, field, facts.num_experts));
+    CANRUN_RETURN_IF_ERROR(read_json_count(*numbers, where, field, facts.num_experts));
     break;
   }
   return ok_status();
@@ -115,16 +76,15 @@ Status apply_model_info(const json& info, ModelFacts& facts) {
   if (!info.is_object()) {
     return corrupt(fmt::format("{} is {}, not an object", kWhere, info.type_name()));
   }
-  const auto id = info.find("id");
-  if (id == info.end()) return corrupt(fmt::format("{} has no field \"id\"", kWhere));
-  if (!id->is_string()) return wrong_type(kWhere, "id", *id, "a string");
-  auto parsed_id = ModelId::parse(id->get<std::string>());
+  if (!info.contains("id")) return corrupt(fmt::format("{} has no field \"id\"", kWhere));
+  CANRUN_ASSIGN_OR_RETURN(const std::string id, required_json_string(info, kWhere, "id"));
+  auto parsed_id = ModelId::parse(id);
   if (!parsed_id.ok()) {
     return corrupt(fmt::format("{}: field \"id\": {}", kWhere, parsed_id.error().message()));
   }
   facts.model_id = parsed_id->str();
   std::optional<std::string> sha;
-  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "sha", sha));
+  CANRUN_RETURN_IF_ERROR(read_json_string(info, kWhere, "sha", sha));
   if (sha) {
     auto revision = Revision::parse(*sha);
     if (!revision.ok() || !revision->is_commit()) {
@@ -133,9 +93,9 @@ Status apply_model_info(const json& info, ModelFacts& facts) {
     }
     facts.sha = revision->str();
   }
-  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "pipeline_tag", facts.pipeline_tag));
-  CANRUN_RETURN_IF_ERROR(read_string(info, kWhere, "library_name", facts.library_name));
-  CANRUN_RETURN_IF_ERROR(read_string_list(info, kWhere, "tags", facts.tags));
+  CANRUN_RETURN_IF_ERROR(read_json_string(info, kWhere, "pipeline_tag", facts.pipeline_tag));
+  CANRUN_RETURN_IF_ERROR(read_json_string(info, kWhere, "library_name", facts.library_name));
+  CANRUN_RETURN_IF_ERROR(read_json_string_list(info, kWhere, "tags", facts.tags));
   if (const auto gated = info.find("gated"); gated != info.end() && !gated->is_null()) {
     if (gated->is_boolean()) {
       facts.gated = gated->get<bool>() ? "manual" : "";
@@ -143,14 +103,16 @@ Status apply_model_info(const json& info, ModelFacts& facts) {
                (gated->get<std::string>() == "auto" || gated->get<std::string>() == "manual")) {
       facts.gated = gated->get<std::string>();
     } else {
-      return wrong_type(kWhere, "gated", *gated, "false, \"auto\" or \"manual\"");
+      return json_field_type_error(kWhere, "gated", *gated, "false, \"auto\" or \"manual\"");
     }
   }
   if (const auto siblings = info.find("siblings"); siblings != info.end() && !siblings->is_null()) {
-    if (!siblings->is_array()) return wrong_type(kWhere, "siblings", *siblings, "a list");
+    if (!siblings->is_array())
+      return json_field_type_error(kWhere, "siblings", *siblings, "a list");
     facts.files.clear();
     for (const auto& sibling : *siblings) {
-      if (!sibling.is_object()) return wrong_type(kWhere, "siblings", sibling, "a list of objects");
+      if (!sibling.is_object())
+        return json_field_type_error(kWhere, "siblings", sibling, "a list of objects");
       const auto name = sibling.find("rfilename");
       if (name == sibling.end() || !name->is_string()) {
         return corrupt(

@@ -2,68 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <ctime>
-#include <set>
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/json_fields.h"
 #include "core/model_id.h"
 #include "core/text.h"
 
 namespace canrun::hub {
-namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-Error field_error(std::string_view where, std::string_view field, const json& value,
-                  std::string_view wanted) {
-  return corrupt(fmt::format("{}: field \"{}\" holds {} where {} belongs", where, field,
-                             value.type_name(), wanted));
-}
-
-template <typename Number>
-Status read_number(const json& object, std::string_view where, std::string_view field,
-                   Number& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if constexpr (std::is_integral_v<Number>) {
-    if (!it->is_number_integer()) return field_error(where, field, *it, "an integer");
-  } else {
-    if (!it->is_number()) return field_error(where, field, *it, "a number");
-  }
-  out = it->get<Number>();
-  return ok_status();
-}
-
-Status read_text(const json& object, std::string_view where, std::string_view field,
-                 std::string& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if (!it->is_string()) return field_error(where, field, *it, "a string");
-  out = it->get<std::string>();
-  return ok_status();
-}
-
-Status read_optional_text(const json& object, std::string_view where, std::string_view field,
-                          std::optional<std::string>& out) {
-  const auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return ok_status();
-  if (!it->is_string()) return field_error(where, field, *it, "a string");
-  out = it->get<std::string>();
-  return ok_status();
-}
-
-Result<std::string> required_text(const json& object, std::string_view where,
-                                  std::string_view field) {
-  const auto it = object.find(field);
-  if (it == object.end()) return corrupt(fmt::format("{}: no field \"{}\"", where, field));
-  if (!it->is_string()) return field_error(where, field, *it, "a string");
-  return it->get<std::string>();
-}
-
-}  // namespace
 
 Result<RankingSort> parse_ranking_sort(std::string_view text) {
   if (text == "downloads") return RankingSort::kDownloads;
@@ -100,27 +49,21 @@ Result<RankedModel> ranked_model_from_json(const json& value, std::string_view w
     return corrupt(fmt::format("{}: {} where a model object belongs", where, value.type_name()));
   }
   RankedModel model;
-  CANRUN_ASSIGN_OR_RETURN(const std::string id, required_text(value, where, "id"));
+  CANRUN_ASSIGN_OR_RETURN(const std::string id, required_json_string(value, where, "id"));
   auto parsed = ModelId::parse(id);
   if (!parsed.ok()) {
     return corrupt(fmt::format("{}: field \"id\": {}", where, parsed.error().message()));
   }
   model.id = parsed->str();
   const std::string at = fmt::format("{} ({})", where, model.id);
-  CANRUN_RETURN_IF_ERROR(read_number(value, at, "downloads", model.downloads));
-  CANRUN_RETURN_IF_ERROR(read_number(value, at, "likes", model.likes));
-  CANRUN_RETURN_IF_ERROR(read_number(value, at, "trendingScore", model.trending_score));
-  CANRUN_RETURN_IF_ERROR(read_optional_text(value, at, "pipeline_tag", model.pipeline_tag));
-  CANRUN_RETURN_IF_ERROR(read_optional_text(value, at, "library_name", model.library_name));
-  CANRUN_RETURN_IF_ERROR(read_text(value, at, "createdAt", model.created_at));
-  CANRUN_RETURN_IF_ERROR(read_text(value, at, "lastModified", model.last_modified));
-  if (const auto tags = value.find("tags"); tags != value.end() && !tags->is_null()) {
-    if (!tags->is_array()) return field_error(at, "tags", *tags, "a list of strings");
-    for (const auto& tag : *tags) {
-      if (!tag.is_string()) return field_error(at, "tags", tag, "a list of strings");
-      model.tags.push_back(tag.get<std::string>());
-    }
-  }
+  CANRUN_RETURN_IF_ERROR(read_json_integer(value, at, "downloads", model.downloads));
+  CANRUN_RETURN_IF_ERROR(read_json_integer(value, at, "likes", model.likes));
+  CANRUN_RETURN_IF_ERROR(read_json_number(value, at, "trendingScore", model.trending_score));
+  CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "pipeline_tag", model.pipeline_tag));
+  CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "library_name", model.library_name));
+  CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "createdAt", model.created_at));
+  CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "lastModified", model.last_modified));
+  CANRUN_RETURN_IF_ERROR(read_json_string_list(value, at, "tags", model.tags));
   if (const auto gated = value.find("gated"); gated != value.end() && !gated->is_null()) {
     if (gated->is_boolean() && !gated->get<bool>()) {
       model.gated = "";
@@ -128,7 +71,7 @@ Result<RankedModel> ranked_model_from_json(const json& value, std::string_view w
                (gated->get<std::string>() == "auto" || gated->get<std::string>() == "manual")) {
       model.gated = gated->get<std::string>();
     } else {
-      return field_error(at, "gated", *gated, "false, \"auto\" or \"manual\"");
+      return json_field_type_error(at, "gated", *gated, "false, \"auto\" or \"manual\"");
     }
   }
   return model;
@@ -192,18 +135,18 @@ Result<RankingsSnapshot> snapshot_from_json_text(std::string_view text, std::str
     return corrupt(fmt::format("{}: a JSON {}, not an object", where, value.type_name()));
   }
   RankingsSnapshot snapshot;
-  CANRUN_ASSIGN_OR_RETURN(snapshot.task, required_text(value, where, "task"));
-  CANRUN_ASSIGN_OR_RETURN(const std::string sort, required_text(value, where, "sort"));
+  CANRUN_ASSIGN_OR_RETURN(snapshot.task, required_json_string(value, where, "task"));
+  CANRUN_ASSIGN_OR_RETURN(const std::string sort, required_json_string(value, where, "sort"));
   auto parsed_sort = parse_ranking_sort(sort);
   if (!parsed_sort.ok())
     return corrupt(fmt::format("{}: {}", where, parsed_sort.error().message()));
   snapshot.sort = *parsed_sort;
-  CANRUN_ASSIGN_OR_RETURN(snapshot.fetched_at, required_text(value, where, "fetched_at"));
-  if (!parse_utc(snapshot.fetched_at)) {
-    return corrupt(fmt::format("{}: fetched_at {} is not YYYY-MM-DDTHH:MM:SSZ", where,
-                               quote_for_message(snapshot.fetched_at)));
+  CANRUN_ASSIGN_OR_RETURN(snapshot.fetched_at, required_json_string(value, where, "fetched_at"));
+  if (auto fetched_at = parse_utc(snapshot.fetched_at); !fetched_at.ok()) {
+    return corrupt(
+        fmt::format("{}: field \"fetched_at\": {}", where, fetched_at.error().message()));
   }
-  CANRUN_ASSIGN_OR_RETURN(snapshot.endpoint, required_text(value, where, "endpoint"));
+  CANRUN_ASSIGN_OR_RETURN(snapshot.endpoint, required_json_string(value, where, "endpoint"));
   const auto models = value.find("models");
   if (models == value.end() || !models->is_array()) {
     return corrupt(fmt::format("{}: no \"models\" list", where));
@@ -237,33 +180,6 @@ Result<RankingsSnapshot> read_snapshot(const fs::path& dir, std::string_view tas
   }
   CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(path));
   return snapshot_from_json_text(text, path.string());
-}
-
-std::string format_utc(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm parts{};
-  gmtime_r(&seconds, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) {
-  if (text.size() != 20) return std::nullopt;
-  std::tm parts{};
-  int consumed = 0;
-  const std::string copy(text);
-  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &parts.tm_year, &parts.tm_mon,
-                  &parts.tm_mday, &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6 ||
-      // system_clock counts nanoseconds in 64 bits: years past 2262 overflow it.
-      consumed != 20 || parts.tm_year < 1970 || parts.tm_year > 2200 || parts.tm_mon < 1 ||
-      parts.tm_mon > 12 || parts.tm_mday < 1 || parts.tm_mday > 31 || parts.tm_hour > 23 ||
-      parts.tm_min > 59 || parts.tm_sec > 60) {
-    return std::nullopt;
-  }
-  parts.tm_year -= 1900;
-  parts.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&parts));
 }
 
 std::string describe_age(std::chrono::seconds age) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/utc_time.h"
 #include "hub/hub_client.h"
 
 namespace canrun::hub {
@@ -50,7 +51,7 @@ struct RankedModel {
 struct RankingsSnapshot {
   std::string task;  //!< pipeline tag
   RankingSort sort = RankingSort::kDownloads;
-  std::string fetched_at;           //!< UTC, "YYYY-MM-DDTHH:MM:SSZ"
+  std::string fetched_at;           //!< UTC, "YYYY-MM-DDTHH:MM:SSZ" (core/utc_time.h)
   std::string endpoint;             //!< the Hub it came from
   std::vector<RankedModel> models;  //!< rank order (rank = index + 1)
 };
@@ -94,9 +95,6 @@ Status write_snapshot(const std::filesystem::path& dir, const RankingsSnapshot& 
 Result<RankingsSnapshot> read_snapshot(const std::filesystem::path& dir, std::string_view task,
                                        RankingSort sort);
 
-//! "YYYY-MM-DDTHH:MM:SSZ" of a time point, and back (nullopt on any other form).
-std::string format_utc(std::chrono::system_clock::time_point time);
-std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text);
 //! "3 d 4 h", "2 h 5 min", "40 s": an age for people.
 std::string describe_age(std::chrono::seconds age);
 

@@ -80,7 +80,9 @@ def select(canrun, standin, tmp_path, catalog, cache_home):
                       "--exclusions", exclusions, "--python", os.environ["CANRUN_PYTHON"],
                       *args, env=env)
 
-    run.cache_file = cache_home / "canrun" / "transformers_architectures.json"
+    import transformers
+    run.cache_file = (cache_home / "canrun" / "stack" / f"transformers-{transformers.__version__}"
+                      / "architectures.json")
     return run
 
 
@@ -133,7 +135,7 @@ def test_architecture_answers_are_cached_per_transformers_version(select):
     assert select("--top", "3", "--json").returncode == 0
     import transformers
     cache = json.loads(select.cache_file.read_text())
-    known = cache[transformers.__version__]
+    known = cache  # name → bool, in the stack cache's folder of that transformers version
     assert known["TinyCustomForCausalLM"] is False
     assert known["LlamaForCausalLM"] is True and known["GPT2LMHeadModel"] is True
     # Poison the cache: a second run must believe it (it asks Python only about new names).

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -117,7 +119,7 @@ def test_bad_input_is_refused_before_running(canrun_test, tmp_path):
     assert "invalid model id" in err
     code, row, err = canrun_test("canrun-fixtures/not-there")
     assert code == 2
-    assert "is not in the Hugging Face cache" in err
+    assert "is not in the HF cache" in err and "download it first" in err
     code, row, err = canrun_test("canrun-fixtures/tiny-llama", "--backend", "tpu")
     assert code == 2
     assert 'no backend profile "tpu"' in err
@@ -127,3 +129,37 @@ def test_bad_input_is_refused_before_running(canrun_test, tmp_path):
     code, row, err = canrun_test("canrun-fixtures/tiny-llama", "--backend", "neuron")
     assert code == 2
     assert "has no neuronx-cc" in err
+
+
+def test_every_command_takes_a_folder_and_render_prints_what_test_runs(canrun_bin, canrun_test,
+                                                                      hf_home, cache_dir):
+    """plan, render, test and hub info take MODEL in the same forms (a Hub id, a folder), and
+    canrun render prints, byte for byte, the run.py that canrun test runs."""
+    folder = next((hf_home / "hub" / "models--canrun-fixtures--tiny-llama" / "snapshots").iterdir())
+
+    def canrun(*args):
+        env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", NO_COLOR="1")
+        result = subprocess.run([str(canrun_bin), *map(str, args)], capture_output=True, text=True,
+                                env=env, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    code, row, err = canrun_test(folder)
+    assert code == 0, (row or {}).get("error") or err
+    assert row["model_id"] == "local/" + folder.name
+    rendered = canrun("render", folder, "--cache", cache_dir)
+    assert rendered == row["run_py"]
+    assert rendered == (Path(row["run_dir"]) / "run.py").read_text()
+
+    by_id = json.loads(canrun("plan", "canrun-fixtures/tiny-llama", "--json"))
+    by_folder = json.loads(canrun("plan", folder, "--json"))
+    assert by_id["weights_bytes"] == by_folder["weights_bytes"] == row["weights_bytes"]
+    assert by_id["cores"] == by_folder["cores"] == row["cores"] == 1
+    info_id = json.loads(canrun("hub", "info", "canrun-fixtures/tiny-llama", "--json"))
+    info_folder = json.loads(canrun("hub", "info", folder, "--json"))
+    assert info_id["weights"]["bytes"] == info_folder["weights"]["bytes"] == row["weights_bytes"]
+    assert info_id["weights"]["source"] == "hf-cache" and info_folder["weights"]["source"] == "local"
+    # The Hub id renders the script that canrun test runs for the Hub id.
+    by_hub_id = canrun("render", "canrun-fixtures/tiny-llama")
+    assert 'MODEL = "canrun-fixtures/tiny-llama"' in by_hub_id
+    assert f'REVISION = "{info_id["sha"]}"' in by_hub_id

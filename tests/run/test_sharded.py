@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -62,6 +64,10 @@ def test_smollm2_sharded_passes_by_the_judge(canrun, canrun_test, tmp_path):
     assert "CORES = 3" in row["run_py"] and 'PARALLELISM = "tp"' in row["run_py"]
     assert "torchrun" not in row["run_py"].replace("no torchrun", "")
     assert 'tp_plan="auto"' in row["run_py"]
+    # canrun render with the same options prints the very script canrun test ran.
+    rendered = canrun("render", SMOLLM2, *memory)
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stdout == row["run_py"] == (Path(row["run_dir"]) / "run.py").read_text()
 
     table = pd.read_parquet(out / "data")
     assert len(table) == 1
