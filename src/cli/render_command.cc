@@ -32,14 +32,12 @@ int run_render(const TrialOptions& options) {
 
 void register_render_command(const CommandRegistry& registry) {
   auto options = std::make_shared<TrialOptions>();
-  CLI::App* render = registry.root->add_subcommand(
-      "render",
+  const char* help =
       "Print the run.py canrun test would run for a model and backend (planned the same way; "
-      "runs nothing)");
-  add_model_options(*render, *options);
-  add_recipe_options(*render, *options);
-  render->callback(
-      [registry, options] { *registry.action = [options] { return run_render(*options); }; });
+      "runs nothing)";
+  add_trial_options(registry.root->add_subcommand("render", help), *options)
+      ->callback(
+          [registry, options] { *registry.action = [options] { return run_render(*options); }; });
 }
 
 }  // namespace canrun::cli

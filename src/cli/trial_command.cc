@@ -94,12 +94,11 @@ int run_test(TestOptions& options) {
 
 void register_test_command(const CommandRegistry& registry) {
   auto options = std::make_shared<TestOptions>();
-  CLI::App* test = registry.root->add_subcommand(
-      "test",
-      "Plan a model on a backend, run its recipe, verify it (CPU reference; judge model when "
-      "sharded), print the verdict");
-  add_model_options(*test, options->trial);
-  add_recipe_options(*test, options->trial);
+  CLI::App* test = add_trial_options(
+      registry.root->add_subcommand("test",
+                                    "Plan a model on a backend, run its recipe, verify it (CPU "
+                                    "reference; judge model when sharded), print the verdict"),
+      options->trial);
   test->add_option("--timeout", options->trial.timeout_s,
                    "Seconds each run (reference, test) may take")
       ->capture_default_str();

@@ -22,17 +22,19 @@ void add_model_options(CLI::App& command, TrialOptions& options) {
                      "$CANRUN_CACHE)");
 }
 
-void add_recipe_options(CLI::App& command, TrialOptions& options) {
+CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
+  add_model_options(*command, options);
   trial::TrialRequest& request = options.request;
-  command.add_option("--task", request.task, "Hub pipeline_tag of the recipe")
+  command->add_option("--task", request.task, "Hub pipeline_tag of the recipe")
       ->capture_default_str();
-  command.add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
+  command->add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
       ->capture_default_str();
-  command.add_option("--prompt", request.prompt, "Prompt (default: the task's)");
-  command.add_option("--cores", options.cores,
+  command->add_option("--prompt", request.prompt, "Prompt (default: the task's)");
+  command->add_option("--cores", options.cores,
                      "Ranks to run, instead of planning (with --parallelism; see canrun plan)");
-  command.add_option("--parallelism", options.parallelism,
-                     "With --cores: how the ranks share the model: none, tp or ep");
+  command->add_option("--parallelism", options.parallelism,
+                      "With --cores: how the ranks share the model: none, tp or ep");
+  return command;
 }
 
 Result<trial::TrialRequest> trial_request(const TrialOptions& options) {

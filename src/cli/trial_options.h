@@ -23,8 +23,9 @@ struct TrialOptions {
 //! --memory-per-core, --reserve, --python, --cache.
 void add_model_options(CLI::App& command, TrialOptions& options);
 
-//! What shapes run.py (canrun render, test): --task, --tokens, --prompt, --cores, --parallelism.
-void add_recipe_options(CLI::App& command, TrialOptions& options);
+//! What names the model, its plan and its run.py (canrun render, test): the model options and
+//! --task, --tokens, --prompt, --cores, --parallelism. Returns `command`.
+CLI::App* add_trial_options(CLI::App* command, TrialOptions& options);
 
 //! The request the options describe; kInvalidArgument naming the option that is wrong.
 Result<trial::TrialRequest> trial_request(const TrialOptions& options);

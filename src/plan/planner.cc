@@ -60,6 +60,17 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
   }
   std::vector<std::string> skipped;  // degrees that would fit but cannot shard this model
   bool any_fit = false;
+  // The plan at `degree`, its explanation ending with the degrees passed over.
+  const auto place = [&](int degree, Parallelism parallelism, double share, std::string why) {
+    plan.placed = true;
+    plan.cores = degree;
+    plan.parallelism = parallelism;
+    plan.per_core_bytes = static_cast<std::uint64_t>(share);
+    plan.why = fmt::format("{} of weights need more than one core ({}); {}{}.", gib(weights),
+                           budget_text, why,
+                           skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
+    return plan;
+  };
   for (const int degree : topology.degrees) {
     if (degree <= 1 || degree > topology.max_cores) continue;
     const double tp_share = weights / degree;
@@ -68,18 +79,11 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
       if (tp_share > budget) continue;
       any_fit = true;
       if (divides(facts.num_attention_heads, degree) && divides(kv_heads, degree)) {
-        plan.placed = true;
-        plan.cores = degree;
-        plan.parallelism = Parallelism::kTensor;
-        plan.per_core_bytes = static_cast<std::uint64_t>(tp_share);
-        plan.why = fmt::format(
-            "{} of weights need more than one core ({}); tensor parallel over {} cores puts {} on "
-            "each "
-            "({} attention and {} KV heads divide by {}){}.",
-            gib(weights), budget_text, degree, gib(tp_share), facts.num_attention_heads.value_or(0),
-            kv_heads.value_or(0), degree,
-            skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
-        return plan;
+        return place(degree, Parallelism::kTensor, tp_share,
+                     fmt::format("tensor parallel over {} cores puts {} on each ({} attention and "
+                                 "{} KV heads divide by {})",
+                                 degree, gib(tp_share), facts.num_attention_heads.value_or(0),
+                                 kv_heads.value_or(0), degree));
       }
       skipped.push_back(
           fmt::format("{} cores would hold it but {} attention / {} KV heads do not divide by {}",
@@ -88,18 +92,13 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
       if (ep_share > budget) continue;
       any_fit = true;
       if (divides(facts.num_experts, degree)) {
-        plan.placed = true;
-        plan.cores = degree;
-        plan.parallelism = Parallelism::kExpert;
-        plan.per_core_bytes = static_cast<std::uint64_t>(ep_share);
-        plan.why = fmt::format(
-            "{} of weights need more than one core ({}); with no tensor-parallel plan, expert "
-            "parallel over {} "
-            "cores puts {} on each: {} shared plus {} of the {} experts ({} divide by {}){}.",
-            gib(weights), budget_text, degree, gib(ep_share), gib(weights - experts),
-            gib(experts / degree), *facts.num_experts, *facts.num_experts, degree,
-            skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
-        return plan;
+        return place(degree, Parallelism::kExpert, ep_share,
+                     fmt::format("with no tensor-parallel plan, expert parallel over {} cores "
+                                 "puts {} on each: {} shared plus {} of the {} experts ({} divide "
+                                 "by {})",
+                                 degree, gib(ep_share), gib(weights - experts),
+                                 gib(experts / degree), *facts.num_experts, *facts.num_experts,
+                                 degree));
       }
       skipped.push_back(fmt::format("{} cores would hold it but {} experts do not divide by {}",
                                     degree, *facts.num_experts, degree));
