@@ -13,7 +13,8 @@ fixtures=.cache/fixtures
 
 "$canrun" --version
 .venv/bin/python tests/fixtures/build_models.py "$fixtures" --only smollm2 tiny-llama
-export HF_HOME="$PWD/$fixtures" CANRUN_CACHE="$PWD/$out/cache"
+# The models are local: the Hub is not asked (HF_HUB_OFFLINE, as huggingface_hub reads it).
+export HF_HOME="$PWD/$fixtures" CANRUN_CACHE="$PWD/$out/cache" HF_HUB_OFFLINE=1
 mkdir -p "$out"
 status=0
 for model in HuggingFaceTB/SmolLM2-135M-Instruct canrun-fixtures/tiny-llama; do
