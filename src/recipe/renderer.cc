@@ -8,6 +8,7 @@
 #include "core/version.h"
 #include "recipe/python_literal.h"
 #include "recipe/templates.h"
+#include "task/task.h"
 
 namespace canrun::recipe {
 namespace {
@@ -83,27 +84,25 @@ Status check_sharding(const RecipeRequest& request, const backend::BackendProfil
 
 }  // namespace
 
-std::vector<std::string> recipe_tasks() {
-  std::vector<std::string> tasks;
-  for (const auto& [task, text] : recipe_templates()) {
-    if (!task.starts_with('_')) tasks.emplace_back(task);
-  }
-  return tasks;
-}
+std::vector<std::string> recipe_tasks() { return task::task_names(); }
 
 std::string default_prompt(std::string_view task) {
-  return task == "image-text-to-text" ? "Describe this image in one sentence."
-                                      : "The capital of France is";
+  const task::TaskSpec* spec = task::find_task(task);
+  return spec == nullptr ? std::string() : std::string(spec->default_prompt);
 }
 
 Result<std::string> render_recipe(const RecipeRequest& request,
                                   const backend::BackendProfile& profile) {
-  const auto& templates = recipe_templates();
-  const auto found = templates.find(request.task);
-  if (found == templates.end() || request.task.starts_with('_')) {
+  const task::TaskSpec* task = task::find_task(request.task);
+  if (task == nullptr) {
     return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
                                         quote_for_message(request.task),
                                         fmt::join(recipe_tasks(), ", ")));
+  }
+  const auto found = recipe_templates().find(task->recipe);
+  if (found == recipe_templates().end()) {
+    return internal_error(
+        fmt::format("task {} has no template recipes/{}.py", task->name, task->recipe));
   }
   if (request.new_tokens < 1 || request.new_tokens > 4096) {
     return invalid_argument(fmt::format("--tokens {} is out of range 1..4096", request.new_tokens));
@@ -130,7 +129,7 @@ Result<std::string> render_recipe(const RecipeRequest& request,
   CANRUN_ASSIGN_OR_RETURN(values["PACKAGES"], python_string_list(profile.packages));
   CANRUN_ASSIGN_OR_RETURN(
       values["PROMPT"],
-      literal("prompt", request.prompt.empty() ? default_prompt(request.task) : request.prompt));
+      literal("prompt", request.prompt.empty() ? task->default_prompt : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
   CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
   values["CORES"] = std::to_string(request.cores);

@@ -17,7 +17,7 @@ namespace canrun::recipe {
 
 inline constexpr int kDefaultNewTokens = 32;
 
-//! The prompt a task's recipe uses unless one is given.
+//! The prompt a task's recipe uses unless one is given; empty for an unknown task.
 std::string default_prompt(std::string_view task);
 
 struct RecipeRequest {
@@ -31,7 +31,7 @@ struct RecipeRequest {
   std::string parallelism = "none";  //!< "none", "tp" or "ep" (plan::to_string)
 };
 
-//! The tasks with a template.
+//! The tasks with a recipe: the registered tasks (task::task_names()).
 std::vector<std::string> recipe_tasks();
 
 //! The script; kInvalidArgument for a task without a template, a value that cannot be placed
