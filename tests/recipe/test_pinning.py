@@ -56,8 +56,12 @@ def test_cpu_ranks_share_the_threads(canrun_bin, tmp_path, monkeypatch):
 def test_one_core_starts_no_rank(canrun_bin, tmp_path):
     script = subprocess.run([str(canrun_bin), "render", "org/model"], capture_output=True, text=True,
                             check=True).stdout
-    assert "CORES = 1\n" in script and "PARALLELISM = None" in script
-    run = rendered(canrun_bin, tmp_path, "cpu", 2)
-    run.CORES, run.PARALLELISM = 1, None
-    run.start_ranks()
-    assert run.RANKS is None and run.sharding() == {}
+    # Nothing about ranks in a one-core script: no rank to start, nothing to pin or shard.
+    for word in ("CORES", "PARALLELISM", "RANK", "start_ranks", "rank_pinning", "sharding", "torch.distributed"):
+        assert word not in script
+    path = tmp_path / "run_one_core.py"
+    path.write_text(script)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert callable(module.main) and callable(module.load)
