@@ -1,12 +1,52 @@
 stage = "load"  # the stage a failure is blamed on
 
 
+def generate(torch, model, inputs, tokenizer, timings):
+    """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
+    first call compiles, the second is measured) and returns the result."""
+    global stage
+    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+                    cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0)
+    if COMPILE_BACKEND:
+        stage = "compile"
+        model.forward = torch.compile(model.forward, backend=compile_backend(), **COMPILE_OPTIONS)
+        first = time.perf_counter()
+        try:
+            with torch.inference_mode():
+                model.generate(**inputs, **settings)  # the first call compiles
+        except Exception as error:
+            stage = blamed_stage(error)
+            raise
+        timings["compile_s"] = time.perf_counter() - first
+
+    stage = "generate"
+    clock = FirstTokenClock()
+    with torch.inference_mode():
+        output = model.generate(**inputs, **settings, streamer=clock)
+    done = time.perf_counter()
+    tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+    timings["generate_s"] = done - clock.start
+    if clock.first is not None:
+        timings["ttft_s"] = clock.first - clock.start
+        if len(tokens) > 1 and done > clock.first:
+            timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
+    return {"ok": True, "stage": "done", "tokens": tokens,
+            "text": tokenizer.decode(tokens, skip_special_tokens=True),
+            "peak_device_memory_bytes": peak_memory_bytes(torch), **timings}
+
+
 def emit(result):
-    """Prints the result line, once: a second one (another thread's) is dropped."""
+    """Prints the result line with the stack's versions, once: a second one is dropped."""
     global stage
     if stage != "reported":
         stage = "reported"
-        print("CANRUN_RESULT " + json.dumps(result), flush=True)
+        print("CANRUN_RESULT " + json.dumps({**result, "versions": versions()}), flush=True)
+
+
+def failure(error):
+    """The result of a run that raised `error`: the stage it was in, and why."""
+    return {"ok": False, "stage": stage, "error_types": error_chain(error),
+            "error": "".join(traceback.format_exception(error))[-20000:]}
 
 
 def versions():
@@ -17,6 +57,13 @@ def versions():
         except importlib.metadata.PackageNotFoundError:
             pass
     return found
+
+
+def compile_backend():
+    if ":" not in COMPILE_BACKEND:
+        return COMPILE_BACKEND
+    module, function = COMPILE_BACKEND.split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def peak_memory_bytes(torch):
@@ -31,13 +78,6 @@ def peak_memory_bytes(torch):
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return (own + children) * 1024
-
-
-def compile_backend():
-    if ":" not in COMPILE_BACKEND:
-        return COMPILE_BACKEND
-    module, function = COMPILE_BACKEND.split(":")
-    return getattr(importlib.import_module(module), function)
 
 
 class FirstTokenClock:
@@ -77,47 +117,3 @@ def error_chain(error):
         inner = getattr(seen, "inner_exception", None)
         seen = inner or seen.__cause__ or seen.__context__
     return names
-
-
-def generate_and_report(torch, model, inputs, tokenizer, timings):
-    """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
-    first call compiles, the second is measured) and prints the result line."""
-    global stage
-    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
-                    cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0)
-    if COMPILE_BACKEND:
-        stage = "compile"
-        model.forward = torch.compile(model.forward, backend=compile_backend(), **COMPILE_OPTIONS)
-        first = time.perf_counter()
-        try:
-            with torch.inference_mode():
-                model.generate(**inputs, **settings)  # the first call compiles
-        except Exception as error:
-            stage = blamed_stage(error)
-            raise
-        timings["compile_s"] = time.perf_counter() - first
-
-    stage = "generate"
-    clock = FirstTokenClock()
-    with torch.inference_mode():
-        output = model.generate(**inputs, **settings, streamer=clock)
-    done = time.perf_counter()
-    tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
-    timings["generate_s"] = done - clock.start
-    if clock.first is not None:
-        timings["ttft_s"] = clock.first - clock.start
-        if len(tokens) > 1 and done > clock.first:
-            timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
-    peak = peak_memory_bytes(torch)
-    if RANKS:  # sharded: done when every rank is; the peak is that of the fullest core
-        failure = RANKS.wait()
-        if failure:
-            emit({**failure, "versions": versions()})
-            sys.exit(1)
-        peaks = [r.get("peak_device_memory_bytes") for r in RANKS.results.values()] + [peak]
-        peak = max((p for p in peaks if p is not None), default=None)
-    emit({"ok": True, "stage": "done", "tokens": tokens,
-          "text": tokenizer.decode(tokens, skip_special_tokens=True),
-          "peak_device_memory_bytes": peak, "versions": versions(), **timings})
-
-

@@ -1,20 +1,43 @@
-def rank_pinning(rank):
-    """What PIN_ENV says for one rank: its share of the cores this script was given (PIN_ENV as
-    set when run.py started; unset: the first CORES cores, or all the host's threads)."""
-    given = os.environ.get(PIN_ENV, "")
-    if PIN_SYNTAX == "count":  # host threads, shared evenly
-        total = int(given) if given else len(os.sched_getaffinity(0))
-        return str(max(1, total // CORES))
-    if PIN_SYNTAX == "range":  # "A-B" or "A": contiguous cores, a contiguous slice each
-        first, _, last = (given or f"0-{CORES - 1}").partition("-")
-        cores = [str(core) for core in range(int(first), int(last or first) + 1)]
-    else:  # "list": comma-separated ids, a slice each
-        cores = given.split(",") if given else [str(core) for core in range(CORES)]
-    share = len(cores) // CORES
-    if share == 0:
-        raise RuntimeError(f"{PIN_ENV}={given} gives fewer than the {CORES} cores this plan needs")
-    mine = cores[rank * share:(rank + 1) * share]
-    return f"{mine[0]}-{mine[-1]}" if PIN_SYNTAX == "range" and len(mine) > 1 else ",".join(mine)
+def load(torch, auto_class):
+    """from_pretrained in the profile's dtype; each rank loads its own shard."""
+    torch.distributed.init_process_group(DISTRIBUTED_BACKEND)
+    model = auto_class.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE), **sharding())
+    return model.eval()
+
+
+def sharding():
+    """from_pretrained's arguments for the plan: tp_plan="auto" (tensor parallel), or with
+    enable_expert_parallel=True (expert parallel), through transformers' DistributedConfig
+    where this version takes the plan inside it (5.x), beside it before."""
+    try:
+        from transformers.distributed.configuration_utils import DistributedConfig
+    except ImportError:  # before DistributedConfig: tensor parallel only
+        return {"tp_plan": "auto"}
+    expert = {"enable_expert_parallel": True} if PARALLELISM == "ep" else {}
+    if "tp_plan" in getattr(DistributedConfig, "__dataclass_fields__", {}):
+        return {"distributed_config": DistributedConfig(tp_plan="auto", **expert)}
+    return {"tp_plan": "auto", **({"distributed_config": DistributedConfig(**expert)} if expert else {})}
+
+
+RANKS = None  # on rank 0: the other ranks
+
+
+def start_ranks():
+    """On rank 0 (this script, started as `python3 run.py`), starts the other ranks; on those,
+    makes sure a rank never outlives rank 0."""
+    global RANKS
+    if "RANK" not in os.environ:
+        RANKS = Ranks()
+        return
+    parent = int(os.environ.get("CANRUN_PARENT", "0"))
+    if parent:
+        import threading
+
+        def orphaned():
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+        threading.Thread(target=orphaned, daemon=True).start()
 
 
 class Ranks:
@@ -29,11 +52,12 @@ class Ranks:
         import socket
         import subprocess
         import threading
+        pins = [rank_pinning(rank) for rank in range(CORES)]  # fails before any rank starts
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         common = {"WORLD_SIZE": str(CORES), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
-        own = lambda rank: {"RANK": str(rank), PIN_ENV: rank_pinning(rank),
+        own = lambda rank: {"RANK": str(rank), PIN_ENV: pins[rank],
                             "LOCAL_RANK": str(rank) if PIN_SYNTAX == "count" else "0"}
         self.results, self.failed, self.processes = {}, threading.Event(), []
         for rank in range(1, CORES):
@@ -63,8 +87,26 @@ class Ranks:
             threading.Timer(30.0, self.abandon).start()
 
     def abandon(self):
-        emit({**self.first_failure(wait_s=0), "versions": versions()})
+        emit(self.first_failure(wait_s=0))
         os._exit(1)
+
+    def outcome(self, own):
+        """Rank 0's result once the others are done: the first failure of any rank, or its own
+        with the peak memory of the fullest core."""
+        if not own["ok"]:
+            return self.first_failure(own={**own, "rank": 0})
+        first = self.wait()
+        if first:
+            return first
+        peaks = [r.get("peak_device_memory_bytes") for r in self.results.values()]
+        peaks.append(own["peak_device_memory_bytes"])
+        return {**own, "peak_device_memory_bytes": max((p for p in peaks if p is not None), default=None)}
+
+    def wait(self):
+        """After rank 0 is done: the first failure of another rank, or None when all are done."""
+        while any(p.poll() is None for p in self.processes) and not self.failed.wait(0.05):
+            pass
+        return self.first_failure(wait_s=0 if not self.failed.is_set() else 5.0)
 
     def first_failure(self, own=None, wait_s=5.0):
         """The failure to report, after the other ranks end (killed after wait_s): the earliest
@@ -82,12 +124,6 @@ class Ranks:
             first = {**first, "error": f"rank {first['rank']} of {CORES} failed first:\n{first['error']}"}
         return first
 
-    def wait(self):
-        """After rank 0 is done: the first failure of another rank, or None when all are done."""
-        while any(p.poll() is None for p in self.processes) and not self.failed.wait(0.05):
-            pass
-        return self.first_failure(wait_s=0 if not self.failed.is_set() else 5.0)
-
     def stop(self):
         for process in self.processes:
             if process.poll() is None:
@@ -96,50 +132,44 @@ class Ranks:
             process.wait()
 
 
-RANKS = None  # on rank 0 of a sharded run: the other ranks
+def rank_pinning(rank):
+    """PIN_ENV for one rank: its share of the cores this script was given (PIN_ENV as set when
+    it started; unset: the first CORES cores, or all the host's threads). canrun's rule, per
+    PIN_SYNTAX: "count" shares the threads evenly; "range" and "list" give each rank a
+    contiguous slice of the cores."""
+    import re
+    given = os.environ.get(PIN_ENV, "")
+    form, what = {"count": (r"0*[1-9][0-9]*", "a thread count (N > 0)"),
+                  "range": (r"[0-9]+(-[0-9]+)?", "a core range (N or A-B)"),
+                  "list": (r"[^,\s]+(,[^,\s]+)*", "a list of ids (N,M,...)")}[PIN_SYNTAX]
+    if given and not re.fullmatch(form, given):
+        raise RuntimeError(f"{PIN_ENV}={given} is not {what}")
+    if PIN_SYNTAX == "count":
+        total = int(given) if given else len(os.sched_getaffinity(0))
+        return str(max(1, total // CORES))
+    if PIN_SYNTAX == "range":
+        first, _, last = (given or f"0-{CORES - 1}").partition("-")
+        cores = [str(core) for core in range(int(first), int(last or first) + 1)]
+    else:
+        cores = given.split(",") if given else [str(core) for core in range(CORES)]
+    share = len(cores) // CORES
+    if share == 0:
+        raise RuntimeError(f"{PIN_ENV}={given} gives fewer than the {CORES} cores this plan needs")
+    mine = cores[rank * share:(rank + 1) * share]
+    return f"{mine[0]}-{mine[-1]}" if PIN_SYNTAX == "range" and len(mine) > 1 else ",".join(mine)
 
 
-def start_ranks():
-    """Called first thing: on rank 0 of a sharded plan, starts the other ranks; on those,
-    makes sure a rank never outlives rank 0."""
-    global RANKS
-    if CORES == 1:
-        return
-    if "RANK" not in os.environ:
-        RANKS = Ranks()
-        return
-    parent = int(os.environ.get("CANRUN_PARENT", "0"))
-    if parent:
-        import threading
-
-        def orphaned():
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(1)
-        threading.Thread(target=orphaned, daemon=True).start()
-
-
-def sharding():
-    """from_pretrained's arguments for the plan: tp_plan="auto" (tensor parallel), or with
-    enable_expert_parallel=True (expert parallel), through transformers' DistributedConfig
-    where this version takes the plan inside it (5.x), beside it before."""
-    if PARALLELISM is None:
-        return {}
+if __name__ == "__main__":
     try:
-        from transformers.distributed.configuration_utils import DistributedConfig
-    except ImportError:  # before DistributedConfig: tensor parallel only
-        return {"tp_plan": "auto"}
-    expert = {"enable_expert_parallel": True} if PARALLELISM == "ep" else {}
-    if "tp_plan" in getattr(DistributedConfig, "__dataclass_fields__", {}):
-        return {"distributed_config": DistributedConfig(tp_plan="auto", **expert)}
-    return {"tp_plan": "auto", **({"distributed_config": DistributedConfig(**expert)} if expert else {})}
-
-
-def load(torch, auto_class):
-    """from_pretrained in the profile's dtype; when sharded, each rank loads its own shard."""
-    if CORES > 1:
-        torch.distributed.init_process_group(DISTRIBUTED_BACKEND)
-    model = auto_class.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE), **sharding())
-    return (model if CORES > 1 else model.to(DEVICE)).eval()
-
-
+        start_ranks()
+        result = main()
+    except BaseException as error:  # report every failure, then exit non-zero
+        if isinstance(error, KeyboardInterrupt):
+            if RANKS:
+                RANKS.stop()
+            raise
+        result = {**failure(error), "at": time.time()}
+    if RANKS:  # rank 0 of a sharded run: the first failure of any rank is the one to report
+        result = RANKS.outcome(result)
+    emit(result)
+    sys.exit(0 if result["ok"] else 1)

@@ -19,11 +19,5 @@ COMPILE_OPTIONS = {{COMPILE_OPTIONS}}
 IMPORTS = {{IMPORTS}}  # modules that register the device or the backend
 PEAK_MEMORY = {{PEAK_MEMORY}}  # how peak memory is read: rss, cuda or neuron
 PACKAGES = {{PACKAGES}}  # packages whose versions are reported
-# Sharding: CORES ranks of torch.distributed, one per core, which this script starts itself.
-CORES = {{CORES}}
-PARALLELISM = {{PARALLELISM}}  # "tp" (tensor parallel), "ep" (expert parallel) or None
-DISTRIBUTED_BACKEND = {{DISTRIBUTED_BACKEND}}
-PIN_ENV, PIN_SYNTAX = {{PIN_ENV}}, {{PIN_SYNTAX}}  # how a rank is given its cores
 PROMPT = {{PROMPT}}
 NEW_TOKENS = {{NEW_TOKENS}}
-

@@ -6,11 +6,14 @@ It loads the checkpoint with from_pretrained (never trust_remote_code), compiles
 pass with torch.compile(backend=COMPILE_BACKEND), generates NEW_TOKENS greedy tokens with a
 static KV cache, and prints one line `CANRUN_RESULT {json}` with the tokens, the timings,
 the peak memory and the versions of the stack. On failure the line says in which stage
-(load, compile, generate) and why, and the exit status is 1. When CORES > 1 it starts its own
-torch.distributed ranks (no torchrun needed), each loading its shard of the model.
+(load, compile, generate) and why, and the exit status is 1.
 """
-{{INCLUDE _settings}}{{INCLUDE _helpers}}{{INCLUDE _ranks}}def main():
-    start_ranks()
+{{INCLUDE _settings}}
+{{INCLUDE _ranks_settings IF CORES > 1}}
+
+
+def main():
+    """Loads the model and its tokenizer, then generates; returns the result."""
     timings = {}
     started = time.perf_counter()
     for module in IMPORTS:
@@ -22,7 +25,11 @@ torch.distributed ranks (no torchrun needed), each loading its shard of the mode
     model = load(torch, AutoModelForCausalLM)
     timings["load_s"] = time.perf_counter() - started
     inputs = tokenizer(PROMPT, return_tensors="pt").to(DEVICE)
-    generate_and_report(torch, model, inputs, tokenizer, timings)
+    return generate(torch, model, inputs, tokenizer, timings)
 
 
-{{INCLUDE _entry}}
+{{INCLUDE _helpers}}
+
+
+{{INCLUDE _one_core IF CORES == 1}}
+{{INCLUDE _ranks IF CORES > 1}}

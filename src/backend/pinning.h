@@ -10,7 +10,8 @@
 // canrun writes the value a run is given with pinning_value; the rendered run.py cuts each
 // rank's share at run time with the same rule (rank_pinning in recipes/_ranks.py), so a copied
 // script honours whatever cores a user or a scheduler hands it. src/backend/pinning_cases.json
-// holds the cases both sides are tested against (pinning_test, tests/recipe/test_pinning_table.py).
+// holds the cases both sides are tested against (pinning_test here; pinning_table_test, in
+// tests/recipe/test_pinning.py, for both).
 //
 // Thread safety: free functions over constant data.
 #pragma once
@@ -45,8 +46,8 @@ std::optional<std::string> pinning_value(const BackendProfile& profile, CoreRang
 //! What `rank` (0 <= rank < cores) of `cores` ranks gets of `given`, the value the whole run was
 //! given (empty: unset, which means the first `cores` cores for range and list, and every
 //! thread this process may use for count). kInvalidArgument, naming the value, for an unknown
-//! syntax, a value not of the syntax's form, fewer cores given than `cores`, or a rank out of
-//! range.
+//! syntax, a value not of the syntax's form (a range wider than 65536 cores counts as one),
+//! fewer cores given than `cores`, or a rank out of range.
 Result<std::string> rank_share(std::string_view syntax, std::string_view given, int cores,
                                int rank);
 

@@ -56,7 +56,7 @@ TEST(PinningTest, ShareRefusesWhatNoRuleCovers) {
             "pinning value \"0-99999\" is not a core range (N or A-B)");
 }
 
-//! The case table run.py is checked against too (tests/recipe/test_pinning_table.py).
+//! The case table run.py is checked against too (pinning_table_test: tests/recipe/test_pinning.py).
 TEST(PinningTest, CaseTable) {
   std::ifstream file(std::string(CANRUN_SOURCE_DIR) + "/src/backend/pinning_cases.json");
   ASSERT_TRUE(file) << "src/backend/pinning_cases.json";

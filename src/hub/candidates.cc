@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/log.h"
+#include "task/task.h"
 
 namespace canrun::hub {
 namespace {
@@ -89,7 +90,7 @@ std::optional<CandidateExclusion> automatic_exclusion(
 }  // namespace
 
 const std::vector<std::string>& supported_tasks() {
-  static const std::vector<std::string> tasks = {"text-generation", "image-text-to-text"};
+  static const std::vector<std::string> tasks = task::task_names();
   return tasks;
 }
 

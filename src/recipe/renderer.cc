@@ -8,6 +8,7 @@
 #include "core/version.h"
 #include "recipe/python_literal.h"
 #include "recipe/templates.h"
+#include "task/task.h"
 
 namespace canrun::recipe {
 namespace {
@@ -35,8 +36,15 @@ Result<std::string> fill(std::string_view text, const std::map<std::string, std:
   return out;
 }
 
-//! Replaces each {{INCLUDE _part}} with the template part recipes/_part.py (one level).
-Result<std::string> expand_includes(std::string_view text) {
+//! Replaces each {{INCLUDE _part}} with the template part recipes/_part.py (one level), and
+//! each {{INCLUDE _part IF CONDITION}} with it where the plan meets the condition, else with
+//! nothing: the renderer decides what a script holds, so a one-core script has no rank code.
+//! A directive alone on its line takes the line's newline with it.
+Result<std::string> expand_includes(std::string_view text, const RecipeRequest& request) {
+  const std::map<std::string_view, bool> conditions = {
+      {"CORES == 1", request.cores == 1},
+      {"CORES > 1", request.cores > 1},
+  };
   const std::string_view marker = "{{INCLUDE ";
   std::string out;
   std::size_t at = 0;
@@ -45,14 +53,30 @@ Result<std::string> expand_includes(std::string_view text) {
     const std::size_t close = text.find("}}", open);
     if (close == std::string_view::npos)
       return internal_error("recipe template has an unclosed {{INCLUDE");
-    const std::string_view name = text.substr(open + marker.size(), close - open - marker.size());
+    const std::string_view directive =
+        text.substr(open + marker.size(), close - open - marker.size());
+    const std::size_t if_at = directive.find(" IF ");
+    const std::string_view name = directive.substr(0, if_at);
+    bool included = true;
+    if (if_at != std::string_view::npos) {
+      const auto condition = conditions.find(directive.substr(if_at + 4));
+      if (condition == conditions.end()) {
+        return internal_error(
+            fmt::format("recipe template includes {} under an unknown condition", directive));
+      }
+      included = condition->second;
+    }
     const auto part = recipe_templates().find(name);
     if (part == recipe_templates().end() || !name.starts_with('_')) {
       return internal_error(fmt::format("recipe template includes unknown part {}", name));
     }
     out.append(text.substr(at, open - at));
-    out.append(part->second);
+    if (included) out.append(part->second);
     at = close + 2;
+    if ((open == 0 || text[open - 1] == '\n') && at < text.size() && text[at] == '\n') {
+      ++at;  // alone on its line: the part stands for the whole line
+      if (included && !part->second.ends_with('\n')) out += '\n';
+    }
   }
   out.append(text.substr(at));
   return out;
@@ -83,27 +107,25 @@ Status check_sharding(const RecipeRequest& request, const backend::BackendProfil
 
 }  // namespace
 
-std::vector<std::string> recipe_tasks() {
-  std::vector<std::string> tasks;
-  for (const auto& [task, text] : recipe_templates()) {
-    if (!task.starts_with('_')) tasks.emplace_back(task);
-  }
-  return tasks;
-}
+std::vector<std::string> recipe_tasks() { return task::task_names(); }
 
 std::string default_prompt(std::string_view task) {
-  return task == "image-text-to-text" ? "Describe this image in one sentence."
-                                      : "The capital of France is";
+  const task::TaskSpec* spec = task::find_task(task);
+  return spec == nullptr ? std::string() : std::string(spec->default_prompt);
 }
 
 Result<std::string> render_recipe(const RecipeRequest& request,
                                   const backend::BackendProfile& profile) {
-  const auto& templates = recipe_templates();
-  const auto found = templates.find(request.task);
-  if (found == templates.end() || request.task.starts_with('_')) {
+  const task::TaskSpec* task = task::find_task(request.task);
+  if (task == nullptr) {
     return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
                                         quote_for_message(request.task),
                                         fmt::join(recipe_tasks(), ", ")));
+  }
+  const auto found = recipe_templates().find(task->recipe);
+  if (found == recipe_templates().end()) {
+    return internal_error(
+        fmt::format("task {} has no template recipes/{}.py", task->name, task->recipe));
   }
   if (request.new_tokens < 1 || request.new_tokens > 4096) {
     return invalid_argument(fmt::format("--tokens {} is out of range 1..4096", request.new_tokens));
@@ -130,7 +152,7 @@ Result<std::string> render_recipe(const RecipeRequest& request,
   CANRUN_ASSIGN_OR_RETURN(values["PACKAGES"], python_string_list(profile.packages));
   CANRUN_ASSIGN_OR_RETURN(
       values["PROMPT"],
-      literal("prompt", request.prompt.empty() ? default_prompt(request.task) : request.prompt));
+      literal("prompt", request.prompt.empty() ? task->default_prompt : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
   CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
   values["CORES"] = std::to_string(request.cores);
@@ -147,7 +169,7 @@ Result<std::string> render_recipe(const RecipeRequest& request,
       profile.description.empty() ? profile.name
                                   : fmt::format("{} ({})", profile.description, profile.name));
   values["CANRUN_VERSION"] = docstring_text(kCanrunVersion);
-  CANRUN_ASSIGN_OR_RETURN(std::string expanded, expand_includes(found->second));
+  CANRUN_ASSIGN_OR_RETURN(std::string expanded, expand_includes(found->second, request));
   return fill(expanded, values);
 }
 

@@ -1,8 +1,11 @@
-// Renders run.py (SPEC.md §6) for one model, task and backend profile from the templates in
-// recipes/<task>.py, which are compiled into the binary; {{INCLUDE _part}} pulls in the shared
-// parts recipes/_part.py, so each rendered script stays one self-contained file. Placeholders
-// {{NAME}} become Python literals (python_literal.h) or, in the docstring, sanitised text; a
-// template placeholder left unfilled is an internal error, never silently kept.
+// Renders run.py (SPEC.md §6) for one model, task and backend profile from the task's template
+// (task::TaskSpec::recipe, recipes/<recipe>.py), compiled into the binary. {{INCLUDE _part}}
+// pulls in the shared part recipes/_part.py, so each rendered script stays one self-contained
+// file; {{INCLUDE _part IF CORES > 1}} (or IF CORES == 1) only for such a plan, so a one-core
+// script holds nothing about ranks and a sharded one starts its own (recipes/_ranks.py).
+// Placeholders {{NAME}} become Python literals (python_literal.h) or, in the docstring,
+// sanitised text; a template placeholder left unfilled is an internal error, never silently
+// kept.
 //
 // Thread safety: free functions over immutable data.
 #pragma once
@@ -17,7 +20,7 @@ namespace canrun::recipe {
 
 inline constexpr int kDefaultNewTokens = 32;
 
-//! The prompt a task's recipe uses unless one is given.
+//! The prompt a task's recipe uses unless one is given; empty for an unknown task.
 std::string default_prompt(std::string_view task);
 
 struct RecipeRequest {
@@ -31,7 +34,7 @@ struct RecipeRequest {
   std::string parallelism = "none";  //!< "none", "tp" or "ep" (plan::to_string)
 };
 
-//! The tasks with a template.
+//! The tasks with a recipe: the registered tasks (task::task_names()).
 std::vector<std::string> recipe_tasks();
 
 //! The script; kInvalidArgument for a task without a template, a value that cannot be placed

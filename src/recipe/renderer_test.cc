@@ -137,5 +137,62 @@ TEST(RendererTest, ShardedPlanNeedsAParallelismAndAPinningRule) {
               HasSubstr("backend cpu cannot run 4 ranks"));
 }
 
+backend::BackendProfile sharding_profile() {
+  backend::BackendProfile profile = cpu_profile();
+  profile.distributed_backend = "gloo";
+  profile.pinning_env = "OMP_NUM_THREADS";
+  profile.pinning_syntax = "count";
+  return profile;
+}
+
+TEST(RendererTest, OneCoreScriptHoldsNothingAboutRanks) {
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  const std::string script = *render_recipe(request, cpu_profile());
+  for (const char* rank_word : {"RANK", "rank", "CORES", "PARALLELISM", "PIN_", "distributed",
+                                "sharding", "torchrun", "MASTER_"}) {
+    EXPECT_THAT(script, Not(HasSubstr(rank_word)));
+  }
+  // Settings, then main(), then the helpers it calls; the entry point last.
+  const auto settings = script.find("NEW_TOKENS = 32\n");
+  const auto main = script.find("\n\n\ndef main():\n");
+  ASSERT_NE(settings, std::string::npos);
+  EXPECT_EQ(main, settings + std::string_view("NEW_TOKENS = 32").size());
+  EXPECT_LT(main, script.find("def generate("));
+  EXPECT_THAT(script.substr(script.rfind("\n\n\n") + 3), ::testing::StartsWith("if __name__"));
+}
+
+TEST(RendererTest, ShardedScriptStartsItsRanks) {
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  request.cores = 2;
+  request.parallelism = "tp";
+  const std::string script = *render_recipe(request, sharding_profile());
+  EXPECT_THAT(script, HasSubstr("start_ranks()"));
+  EXPECT_THAT(script, HasSubstr("def rank_pinning(rank):"));
+  EXPECT_THAT(script, HasSubstr("init_process_group(DISTRIBUTED_BACKEND)"));
+  EXPECT_EQ(script.find("def load("), script.rfind("def load(")) << "one load(), the sharded one";
+  EXPECT_THAT(script.substr(script.rfind("\n\n\n") + 3), ::testing::StartsWith("if __name__"));
+}
+
+TEST(RendererTest, EveryTaskRendersValidPythonOnOneCoreAndSharded) {
+  ASSERT_THAT(recipe_tasks(), ::testing::Contains("text-generation"));
+  for (const std::string& task : recipe_tasks()) {
+    for (const int cores : {1, 2}) {
+      SCOPED_TRACE(task + " on " + std::to_string(cores) + " core(s)");
+      RecipeRequest request;
+      request.model = request.model_id = "org/model";
+      request.task = task;
+      request.cores = cores;
+      request.parallelism = cores == 1 ? "none" : "tp";
+      auto script = render_recipe(request, sharding_profile());
+      ASSERT_TRUE(script.ok()) << script.error().message();
+      EXPECT_THAT(*script, HasSubstr("PROMPT = " + *python_string(default_prompt(task))));
+      EXPECT_EQ(run_python("import ast\nast.parse(" + *python_string(*script) + ")\nprint('ok')"),
+                "ok\n");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace canrun::recipe

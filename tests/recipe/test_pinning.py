@@ -1,9 +1,13 @@
 """How a sharded run.py pins its ranks, read from the rendered script itself (imported, not
 run): each rank gets its own contiguous slice of the Neuron cores or CUDA devices it was
-given, or its share of the host's threads; too few cores is an error naming the variable."""
+given, or its share of the host's threads; too few cores is an error naming the variable.
+The rule is canrun's (src/backend/pinning.h): the case table both sides are held to is
+src/backend/pinning_cases.json."""
 import importlib.util
+import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -56,8 +60,48 @@ def test_cpu_ranks_share_the_threads(canrun_bin, tmp_path, monkeypatch):
 def test_one_core_starts_no_rank(canrun_bin, tmp_path):
     script = subprocess.run([str(canrun_bin), "render", "org/model"], capture_output=True, text=True,
                             check=True).stdout
-    assert "CORES = 1\n" in script and "PARALLELISM = None" in script
-    run = rendered(canrun_bin, tmp_path, "cpu", 2)
-    run.CORES, run.PARALLELISM = 1, None
-    run.start_ranks()
-    assert run.RANKS is None and run.sharding() == {}
+    # Nothing about ranks in a one-core script: no rank to start, nothing to pin or shard.
+    for word in ("CORES", "PARALLELISM", "RANK", "start_ranks", "rank_pinning", "sharding", "torch.distributed"):
+        assert word not in script
+    path = tmp_path / "run_one_core.py"
+    path.write_text(script)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert callable(module.main) and callable(module.load)
+
+
+BACKEND_OF_SYNTAX = {"count": "cpu", "range": "neuron", "list": "cuda"}
+
+
+def test_case_table_holds_for_canrun_and_run_py(canrun_bin, tmp_path, monkeypatch):
+    table = Path(os.environ["CANRUN_SOURCE_DIR"]) / "src/backend/pinning_cases.json"
+    cases = json.loads(table.read_text())["cases"]
+    answers = json.loads(subprocess.run([os.environ["CANRUN_PINNING_ANSWERS"], str(table)], capture_output=True,
+                                        text=True, check=True).stdout)
+    scripts = {syntax: rendered(canrun_bin, tmp_path, backend, 2) for syntax, backend in BACKEND_OF_SYNTAX.items()}
+    assert {case["syntax"] for case in cases} == set(scripts)
+    for case, canrun_says in zip(cases, answers, strict=True):
+        run = scripts[case["syntax"]]
+        assert run.PIN_SYNTAX == case["syntax"]
+        monkeypatch.setattr(run, "CORES", case["cores"])
+        if case["given"]:
+            monkeypatch.setenv(run.PIN_ENV, case["given"])
+        else:
+            monkeypatch.delenv(run.PIN_ENV, raising=False)
+        run_py_says = []
+        for rank in range(case["cores"]):
+            try:
+                run_py_says.append({"share": run.rank_pinning(rank)})
+            except RuntimeError as error:
+                run_py_says.append({"error": str(error)})
+        if "error" in case:  # every rank's failure says why, on both sides
+            for side in (canrun_says, run_py_says):
+                assert all(case["error"] in said.get("error", "") for said in side), (case, side)
+            continue
+        if case.get("host_threads"):
+            expected = [str(max(1, len(os.sched_getaffinity(0)) // case["cores"]))] * case["cores"]
+        else:
+            expected = case["shares"]
+        assert canrun_says == [{"share": share} for share in expected], case
+        assert run_py_says == [{"share": share} for share in expected], case

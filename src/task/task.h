@@ -1,0 +1,67 @@
+// The tasks canrun tests (SPEC.md §1): one registry, and every list of tasks derives from it —
+// the Hub candidates (hub::supported_tasks), the recipes (recipe::recipe_tasks, the renderer's
+// template and default prompt), and later the Space. A task is a Hub pipeline_tag with a
+// library; it owns its recipe template, its inputs, how its output is compared with the CPU
+// reference, how its memory is estimated and how the Space shows its output.
+//
+// Adding a task (sentence-transformers embeddings, diffusers, encoders) is a row in tasks.cc
+// and a template recipes/<recipe>.py; a task_test checks the two agree.
+//
+// Thread safety: immutable data, built at first use.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace canrun::task {
+
+//! How a task's output is compared with the CPU reference (SPEC.md §7).
+enum class Comparison {
+  //! Generated token ids equal to the reference's on one core; sharded, judged fluent (and
+  //! teacher-forced agreement recorded where a reference exists).
+  kTokens,
+};
+
+//! How the memory a model needs on a core is estimated for planning (SPEC.md §5).
+enum class MemoryEstimate {
+  //! The weights' bytes from the safetensors headers, over the shard degree, plus the reserve.
+  kWeights,
+};
+
+//! How the Space shows one verdict's output.
+enum class Display {
+  kText,  //!< the generated text
+};
+
+std::string_view to_string(Comparison comparison);
+std::string_view to_string(MemoryEstimate estimate);
+std::string_view to_string(Display display);
+
+//! Which models the Hub lists for a task: GET /api/models?pipeline_tag=...&library=...
+struct HubFilter {
+  std::string_view pipeline_tag;
+  std::string_view library;
+};
+
+struct TaskSpec {
+  std::string_view name;            //!< the Hub pipeline_tag, e.g. "text-generation"
+  std::string_view library;         //!< what loads the model: "transformers"
+  HubFilter hub_filter;             //!< the Hub ranking of this task's models
+  std::string_view recipe;          //!< the template recipes/<recipe>.py
+  std::string_view default_prompt;  //!< the recipe's text input unless one is given
+  Comparison comparison = Comparison::kTokens;
+  MemoryEstimate memory_estimate = MemoryEstimate::kWeights;
+  Display display = Display::kText;
+};
+
+//! Every task canrun tests, in the order lists show them.
+const std::vector<TaskSpec>& tasks();
+
+//! The task named `name` (a pipeline_tag), or nullptr.
+const TaskSpec* find_task(std::string_view name);
+
+//! The names of tasks(), in order.
+std::vector<std::string> task_names();
+
+}  // namespace canrun::task

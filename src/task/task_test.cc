@@ -1,0 +1,64 @@
+#include "task/task.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+namespace canrun::task {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
+  const TaskSpec* generation = find_task("text-generation");
+  ASSERT_NE(generation, nullptr);
+  EXPECT_EQ(generation->library, "transformers");
+  EXPECT_EQ(generation->hub_filter.pipeline_tag, "text-generation");
+  EXPECT_EQ(generation->default_prompt, "The capital of France is");
+  EXPECT_EQ(to_string(generation->comparison), "tokens");
+  EXPECT_EQ(to_string(generation->memory_estimate), "weights");
+  EXPECT_EQ(to_string(generation->display), "text");
+  EXPECT_EQ(find_task("image-text-to-text")->default_prompt,
+            "Describe this image in one sentence.");
+  EXPECT_EQ(find_task("text-to-speech"), nullptr);
+  EXPECT_EQ(find_task("Text-Generation"), nullptr);
+  EXPECT_THAT(task_names(), ::testing::ElementsAre("text-generation", "image-text-to-text"));
+}
+
+TEST(TaskTest, EveryTaskIsComplete) {
+  std::set<std::string_view> names;
+  for (const TaskSpec& spec : tasks()) {
+    SCOPED_TRACE(spec.name);
+    EXPECT_TRUE(names.insert(spec.name).second) << "registered twice";
+    EXPECT_FALSE(spec.library.empty());
+    EXPECT_FALSE(spec.hub_filter.pipeline_tag.empty());
+    EXPECT_FALSE(spec.hub_filter.library.empty());
+    EXPECT_FALSE(spec.default_prompt.empty());
+  }
+}
+
+//! Every registered task has its template in recipes/, and every template that is not a shared
+//! part (_name.py) is a registered task's.
+TEST(TaskTest, TasksAndRecipeTemplatesAgree) {
+  const fs::path recipes = fs::path(CANRUN_SOURCE_DIR) / "recipes";
+  std::set<std::string> templates;
+  for (const auto& entry : fs::directory_iterator(recipes)) {
+    if (entry.path().extension() == ".py" && !entry.path().stem().string().starts_with('_'))
+      templates.insert(entry.path().stem().string());
+  }
+  std::set<std::string> recipes_of_tasks;
+  for (const TaskSpec& spec : tasks()) {
+    EXPECT_TRUE(templates.contains(std::string(spec.recipe)))
+        << "task " << spec.name << " has no template recipes/" << spec.recipe << ".py";
+    recipes_of_tasks.emplace(spec.recipe);
+  }
+  for (const std::string& name : templates) {
+    EXPECT_TRUE(recipes_of_tasks.contains(name))
+        << "recipes/" << name << ".py is the template of no registered task (src/task/task.cc)";
+  }
+}
+
+}  // namespace
+}  // namespace canrun::task
