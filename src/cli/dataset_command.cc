@@ -134,23 +134,37 @@ int run_show(const DatasetOptions& options) {
   return kExitOk;
 }
 
+nlohmann::json result_json(const std::optional<VerdictResult>& result) {
+  return result ? nlohmann::json(to_string(*result)) : nlohmann::json(nullptr);
+}
+
 nlohmann::json changes_json(const std::vector<dataset::VerdictChange>& changes) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& change : changes) {
     out.push_back({{"model_id", change.model_id},
                    {"task", change.task},
-                   {"from", change.from_result ? nlohmann::json(*change.from_result) : nullptr},
-                   {"to", change.to_result ? nlohmann::json(*change.to_result) : nullptr}});
+                   {"from", result_json(change.from_result)},
+                   {"to", result_json(change.to_result)}});
   }
   return out;
+}
+
+//! "PASS", "EXCLUDED (gated)", or "not tested" for no row.
+std::string outcome_text(const std::optional<VerdictResult>& result,
+                         const std::optional<std::string>& exclusion_reason) {
+  if (!result) return "not tested";
+  if (*result == VerdictResult::kExcluded && exclusion_reason) {
+    return fmt::format("EXCLUDED ({})", *exclusion_reason);
+  }
+  return std::string(to_string(*result));
 }
 
 void print_changes(std::string_view title, const std::vector<dataset::VerdictChange>& changes) {
   std::cout << fmt::format("{} ({})\n", title, changes.size());
   for (const auto& change : changes) {
     std::cout << fmt::format("  {}  {}  {} → {}\n", change.model_id, change.task,
-                             change.from_result.value_or("not tested"),
-                             change.to_result.value_or("not tested"));
+                             outcome_text(change.from_result, change.from_exclusion_reason),
+                             outcome_text(change.to_result, change.to_exclusion_reason));
   }
 }
 
@@ -171,6 +185,7 @@ int run_diff(const DatasetOptions& options) {
                            {"to", to_key->stem()},
                            {"regressions", changes_json(diff.regressions)},
                            {"fixes", changes_json(diff.fixes)},
+                           {"unverified", changes_json(diff.unverified)},
                            {"newly_tested", changes_json(diff.newly_tested)},
                            {"no_longer_tested", changes_json(diff.no_longer_tested)},
                            {"other_changes", changes_json(diff.other_changes)},
@@ -179,6 +194,7 @@ int run_diff(const DatasetOptions& options) {
     std::cout << "from " << from_key->display() << "\nto   " << to_key->display() << "\n";
     print_changes("regressions", diff.regressions);
     print_changes("fixes", diff.fixes);
+    print_changes("unverified, not counted as regressions", diff.unverified);
     print_changes("newly tested", diff.newly_tested);
     print_changes("no longer tested", diff.no_longer_tested);
     print_changes("other changes", diff.other_changes);
@@ -213,7 +229,9 @@ void register_dataset_command(const CommandRegistry& registry) {
 
   CLI::App* diff = dataset->add_subcommand(
       "diff",
-      "Regressions, fixes, new and dropped models between two stacks; exit 1 on regressions");
+      "Regressions, fixes, unverified, new and dropped models between two stacks; exit 1 on "
+      "regressions (PASS → FAIL_*, TIMEOUT, CRASH, or excluded by the planner). PASS → "
+      "REFERENCE_FAIL or another exclusion is listed as unverified and does not fail");
   diff->add_option("DIR", options->dir, "Dataset folder")->required();
   diff->add_option("--from", options->from, "Older stack (file name or its stem)")->required();
   diff->add_option("--to", options->to, "Newer stack (file name or its stem)")->required();

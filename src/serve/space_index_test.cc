@@ -162,6 +162,58 @@ TEST(SpaceIndex, ModelPageHasHistoryWithTheRegressionMarked) {
   EXPECT_TRUE(gemma["history"][0]["fixed"]);
 }
 
+TEST(SpaceIndex, EveryStatusComesWithItsDisplayClass) {
+  const auto index = sample_index();
+  ModelsQuery query;
+  query.view = View::kDownloads;
+  query.compiler_version = "2.9.1";
+  const json out = models(*index, query);
+  std::vector<std::pair<std::string, std::string>> statuses;
+  for (const json& model : out["models"])
+    statuses.emplace_back(model["status"], model["status_class"]);
+  EXPECT_EQ(statuses, (std::vector<std::pair<std::string, std::string>>{
+                          {"FAIL_COMPILE", "fail"},
+                          {"PASS", "pass"},
+                          {"EXCLUDED", "excluded"},  // from the catalog, without a row
+                          {"not tested", "untested"}}));
+  const json page = std::get<json>(index->model_json(*ModelId::parse("Qwen/Qwen3-0.6B"), {}));
+  EXPECT_EQ(page["status_class"], "fail");
+  EXPECT_EQ(page["history"][0]["status_class"], "fail");
+  EXPECT_EQ(page["history"][1]["status_class"], "pass");
+  const json gpt2 = std::get<json>(index->model_json(*ModelId::parse("openai-community/gpt2"), {}));
+  EXPECT_EQ(gpt2["status"], "not tested");
+  EXPECT_EQ(gpt2["status_class"], "untested");
+}
+
+TEST(SpaceIndex, HistoryFollowsTheRegressionRule) {
+  // PASS → REFERENCE_FAIL or a curator's exclusion is unverified; PASS → too_large regresses.
+  auto on = [](std::string model, std::string compiler_version, std::string result,
+               std::optional<std::string> exclusion_reason = std::nullopt) {
+    VerdictRow row = row_on(std::move(model), std::move(compiler_version), std::move(result));
+    row.exclusion_reason = std::move(exclusion_reason);
+    return row;
+  };
+  IndexInputs inputs;
+  inputs.stacks.push_back(
+      stack_of({on("org/reference", "1.0", "PASS"), on("org/curated", "1.0", "PASS"),
+                on("org/grown", "1.0", "PASS")}));
+  inputs.stacks.push_back(stack_of({on("org/reference", "2.0", "REFERENCE_FAIL"),
+                                    on("org/curated", "2.0", "EXCLUDED", "low_priority"),
+                                    on("org/grown", "2.0", "EXCLUDED", "too_large")}));
+  const auto index = SpaceIndex::build(std::move(inputs));
+  auto newest = [&](const char* model) {
+    return std::get<json>(index->model_json(*ModelId::parse(model), {}))["history"][0];
+  };
+  for (const char* model : {"org/reference", "org/curated"}) {
+    EXPECT_FALSE(newest(model)["regression"]) << model;
+    EXPECT_TRUE(newest(model)["unverified"]) << model;
+  }
+  EXPECT_EQ(newest("org/reference")["status_class"], "warn");
+  EXPECT_TRUE(newest("org/grown")["regression"]);
+  EXPECT_FALSE(newest("org/grown")["unverified"]);
+  EXPECT_EQ(newest("org/grown")["status_class"], "excluded");
+}
+
 TEST(SpaceIndex, UnknownModelIs404AndBackendWithoutCacheSaysSo) {
   const auto index = sample_index();
   auto result = index->model_json(*ModelId::parse("nobody/nothing"), {});
