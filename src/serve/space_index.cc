@@ -61,8 +61,9 @@ void put_status(json& out, const VerdictRow* row, bool catalog_excludes) {
   }
 }
 
-QueryError bad_parameter(std::string name, std::string message) {
-  return QueryError{400, std::move(message), {std::move(name)}};
+//! A query's input `name` is wrong: an HTTP 400 that names it.
+Error bad_parameter(std::string name, std::string message) {
+  return invalid_argument(std::move(message)).with_reason(reason::kBadParameter, {std::move(name)});
 }
 
 std::string known_list(const std::vector<std::string>& names) {
@@ -239,14 +240,13 @@ json SpaceIndex::versions_json() const {
           {"default", defaults}};
 }
 
-QueryResult<const StackVerdicts*> SpaceIndex::resolve_stack(
-    const std::string& backend, const std::string& compiler_version,
-    const std::string& library_version) const {
+Result<const StackVerdicts*> SpaceIndex::resolve_stack(const std::string& backend,
+                                                       const std::string& compiler_version,
+                                                       const std::string& library_version) const {
   if (stacks_.empty()) {
     if (!backend.empty() || !compiler_version.empty() || !library_version.empty()) {
-      return QueryError{400,
-                        "the dataset has no results yet, so no stack can be chosen",
-                        {"backend", "compiler_version", "library_version"}};
+      return invalid_argument("the dataset has no results yet, so no stack can be chosen")
+          .with_reason(reason::kBadParameter, {"backend", "compiler_version", "library_version"});
     }
     return static_cast<const StackVerdicts*>(nullptr);
   }
@@ -322,7 +322,7 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
   return out;
 }
 
-QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
+Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
   std::string task = query.task;
   if (task.empty()) {
     if (tasks_.empty()) {
@@ -340,9 +340,9 @@ QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
     return bad_parameter("task", fmt::format("task {} is not known; known: {}",
                                              quote_for_message(task), known_list(tasks_)));
   }
-  auto resolved = resolve_stack(query.backend, query.compiler_version, query.library_version);
-  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
-  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(query.backend, query.compiler_version, query.library_version));
   static const std::vector<ViewEntry> kNoEntries;
   const auto found = views_.find({task, query.view});
   const auto& entries = found == views_.end() ? kNoEntries : found->second;
@@ -367,16 +367,15 @@ QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
               {"models", std::move(models)}};
 }
 
-QueryResult<json> SpaceIndex::model_json(const ModelId& id,
-                                         const std::map<std::string, std::string>& params) const {
+Result<json> SpaceIndex::model_json(const ModelId& id,
+                                    const std::map<std::string, std::string>& params) const {
   auto param = [&](const char* name) {
     const auto found = params.find(name);
     return found == params.end() ? std::string() : found->second;
   };
-  auto resolved =
-      resolve_stack(param("backend"), param("compiler_version"), param("library_version"));
-  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
-  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
 
   // Every task the model appears in: a row on any stack, a ranking or the curated list.
   std::vector<std::string> model_tasks;
@@ -398,11 +397,9 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
     if (present) model_tasks.push_back(task);
   }
   if (model_tasks.empty()) {
-    return QueryError{
-        404,
-        fmt::format("model {} is not in the dataset, the rankings or the curated list",
-                    quote_for_message(id.str())),
-        {}};
+    return not_found(fmt::format("model {} is not in the dataset, the rankings or the curated list",
+                                 quote_for_message(id.str())))
+        .with_reason(reason::kNotFound);
   }
   std::string task = param("task");
   if (task.empty()) {
