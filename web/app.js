@@ -74,16 +74,10 @@ const REASON_TEXT = {
   no_safetensors: 'no safetensors', unsupported_task: 'unsupported task', note: 'curator’s note',
 };
 
-function badgeClass(status) {
-  if (status === 'PASS') return 'badge pass';
-  if (status === 'EXCLUDED') return 'badge excluded';
-  if (status === 'not tested') return 'badge untested';
-  if (status === 'TIMEOUT' || status === 'REFERENCE_FAIL') return 'badge warn';
-  return 'badge fail';
-}
-
-function badge(status) {
-  return h('span', { class: badgeClass(status) }, status === 'not tested' ? 'Not tested' : status);
+// The API gives each status its display class (pass, fail, warn, excluded, untested): the page
+// draws it and never classifies results itself.
+function badge(status, statusClass) {
+  return h('span', { class: `badge ${statusClass}` }, status === 'not tested' ? 'Not tested' : status);
 }
 
 // --- URL state ----------------------------------------------------------------------------
@@ -229,7 +223,7 @@ function controls(params, data) {
 }
 
 function verdictCell(model) {
-  const cell = h('td', { class: 'verdict-cell' }, badge(model.status));
+  const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class));
   if (model.status === 'EXCLUDED') {
     const reason = model.exclusion_reason ? (REASON_TEXT[model.exclusion_reason] || model.exclusion_reason) : '';
     cell.append(h('span', { class: 'reason', title: model.exclusion_why || '' }, reason));
@@ -298,7 +292,11 @@ async function renderList(state, token) {
   const selection = hadFocus === 'search' ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
 
   const view = VIEWS.find((item) => item.id === data.view) || VIEWS[0];
-  const counts = data.models.reduce((acc, model) => { acc[model.status] = (acc[model.status] || 0) + 1; return acc; }, {});
+  const counts = data.models.reduce((acc, model) => {
+    acc[model.status] = acc[model.status] || { statusClass: model.status_class, count: 0 };
+    acc[model.status].count += 1;
+    return acc;
+  }, {});
   const summary = data.stack
     ? h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.stack.backend), ' ',
       `${data.stack.compiler} ${data.stack.compiler_version} · ${data.stack.library} ${data.stack.library_version}`)
@@ -317,7 +315,7 @@ async function renderList(state, token) {
         controls(params, data),
         summary,
         h('p', { class: 'result-count' }, `${data.total} model${data.total === 1 ? '' : 's'}`,
-          ...Object.entries(counts).map(([status, count]) => h('span', { class: 'count-item' }, badge(status), ` ${count}`))),
+          ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`))),
         body,
         pager(data, params))));
   document.title = `canrun — ${view.label} · ${data.task || ''}`;
@@ -389,7 +387,7 @@ function historyTable(data) {
       'data-nav': true,
     }, item.compiler_version), item.current ? h('span', { class: 'chip small' }, 'shown') : null),
     h('td', {}, item.library_version),
-    h('td', {}, badge(item.status),
+    h('td', {}, badge(item.status, item.status_class),
       item.regression ? h('span', { class: 'mark regression', title: 'PASS on the previous version, not on this one' }, '▼ regression') : null,
       item.fixed ? h('span', { class: 'mark fixed', title: 'Failed on the previous version, passes on this one' }, '▲ fixed') : null),
     h('td', { class: 'num col-cores' }, item.cores ?? '—'),
@@ -414,7 +412,7 @@ async function renderModel(state, token) {
   const back = listUrl({ task: data.task, ...Object.fromEntries(STACK_PARAMS.map((key) => [key, state.params[key]])) });
 
   const facts = h('dl', { class: 'facts' },
-    fact('Verdict', badge(data.status)),
+    fact('Verdict', badge(data.status, data.status_class)),
     fact('Cores', verdict?.cores ?? '—'),
     fact('Parallelism', verdict?.parallelism ?? '—'),
     fact('Run time', formatSeconds(verdict?.runtime_s)),

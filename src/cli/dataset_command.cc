@@ -1,8 +1,11 @@
-// canrun dataset validate|show|diff: check, list and compare the results dataset.
+// canrun dataset validate|show|diff|migrate: check, list, compare and upgrade the results
+// dataset.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "cli/commands.h"
@@ -16,6 +19,7 @@
 #include "dataset/dataset.h"
 #include "dataset/diff.h"
 #include "dataset/row_json.h"
+#include "dataset/schema.h"
 
 namespace canrun::cli {
 namespace {
@@ -58,8 +62,24 @@ int run_validate(const DatasetOptions& options) {
     }
     return files;
   }();
+  // Schema versions of the readable stack files: older ones are fine to read, but a folder of
+  // mixed versions reads badly with pd.read_parquet(folder), so they are pointed out.
+  std::map<int, std::size_t, std::greater<>> files_per_version;
+  std::vector<dataset::FileVersion> older;
+  nlohmann::json versions_json = nlohmann::json::array();
+  for (const auto& version : data.schema_versions()) {
+    if (!version.schema) continue;  // a problem, reported with the others
+    ++files_per_version[version.schema->version];
+    if (version.schema->version < dataset::kCurrentSchemaVersion) older.push_back(version);
+    versions_json.push_back({{"file", relative_name(version.path, data)},
+                             {"schema_version", version.schema->version},
+                             {"recorded", version.schema->recorded}});
+  }
   if (options.json) {
-    nlohmann::json out = {{"files", snapshot_files}, {"problems", nlohmann::json::array()}};
+    nlohmann::json out = {{"files", snapshot_files},
+                          {"problems", nlohmann::json::array()},
+                          {"schema_version", dataset::kCurrentSchemaVersion},
+                          {"versions", versions_json}};
     for (const auto& problem : problems) {
       out["problems"].push_back(
           {{"file", relative_name(problem.path, data)}, {"problem", problem.problem}});
@@ -69,10 +89,74 @@ int run_validate(const DatasetOptions& options) {
     for (const auto& problem : problems) {
       std::cout << relative_name(problem.path, data) << ": " << problem.problem << '\n';
     }
+    for (const auto& version : older) {
+      std::cout << fmt::format(
+          "{}: schema version {}{}, older than {}; `canrun dataset migrate` upgrades it\n",
+          relative_name(version.path, data), version.schema->version,
+          version.schema->recorded ? "" : " (inferred from its columns)",
+          dataset::kCurrentSchemaVersion);
+    }
+    std::vector<std::string> counts;
+    for (const auto& [version, files] : files_per_version) {
+      counts.push_back(fmt::format("{}{} in {} file{}", version,
+                                   version == dataset::kCurrentSchemaVersion ? " (current)" : "",
+                                   files, files == 1 ? "" : "s"));
+    }
+    if (!counts.empty()) {
+      std::cout << fmt::format("schema version{} {}\n", counts.size() == 1 ? "" : "s",
+                               fmt::join(counts, ", "));
+    }
     std::cout << fmt::format("{} file{} checked, {} with problems\n", snapshot_files,
                              snapshot_files == 1 ? "" : "s", problems.size());
   }
   return problems.empty() ? kExitOk : kExitFailed;
+}
+
+int run_migrate(const DatasetOptions& options) {
+  if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
+  const DatasetDir data(options.dir);
+  const auto steps = data.migrate();
+  const int current = dataset::kCurrentSchemaVersion;
+  std::size_t upgraded = 0;
+  std::size_t untouched = 0;
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& step : steps) {
+    upgraded += step.rewritten;
+    untouched += !step.problem.empty();
+    files.push_back(
+        {{"file", relative_name(step.path, data)},
+         {"from_version", step.from ? nlohmann::json(step.from->version) : nullptr},
+         {"version_recorded", step.from ? nlohmann::json(step.from->recorded) : nullptr},
+         {"to_version", step.problem.empty() ? nlohmann::json(current) : nullptr},
+         {"rewritten", step.rewritten},
+         {"problem",
+          step.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(step.problem)}});
+  }
+  const std::size_t already = steps.size() - upgraded - untouched;
+  if (options.json) {
+    print_json(std::cout, {{"schema_version", current},
+                           {"files", files},
+                           {"upgraded", upgraded},
+                           {"current", already},
+                           {"problems", untouched}});
+  } else {
+    for (const auto& step : steps) {
+      const std::string file = relative_name(step.path, data);
+      if (!step.problem.empty()) {
+        std::cout << fmt::format("{}: left untouched: {}\n", file, step.problem);
+      } else if (step.rewritten) {
+        std::cout << fmt::format(
+            "{}: schema version {}{} → {}: rewritten\n", file, step.from->version,
+            step.from->recorded ? "" : " (inferred from its columns)", current);
+      } else {
+        std::cout << fmt::format("{}: schema version {}: already current\n", file, current);
+      }
+    }
+    std::cout << fmt::format(
+        "{} file{}: {} upgraded, {} already at version {}, {} left untouched\n", steps.size(),
+        steps.size() == 1 ? "" : "s", upgraded, already, current, untouched);
+  }
+  return untouched == 0 ? kExitOk : kExitFailed;
 }
 
 std::string seconds_cell(const std::optional<double>& seconds) {
@@ -134,23 +218,37 @@ int run_show(const DatasetOptions& options) {
   return kExitOk;
 }
 
+nlohmann::json result_json(const std::optional<VerdictResult>& result) {
+  return result ? nlohmann::json(to_string(*result)) : nlohmann::json(nullptr);
+}
+
 nlohmann::json changes_json(const std::vector<dataset::VerdictChange>& changes) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& change : changes) {
     out.push_back({{"model_id", change.model_id},
                    {"task", change.task},
-                   {"from", change.from_result ? nlohmann::json(*change.from_result) : nullptr},
-                   {"to", change.to_result ? nlohmann::json(*change.to_result) : nullptr}});
+                   {"from", result_json(change.from_result)},
+                   {"to", result_json(change.to_result)}});
   }
   return out;
+}
+
+//! "PASS", "EXCLUDED (gated)", or "not tested" for no row.
+std::string outcome_text(const std::optional<VerdictResult>& result,
+                         const std::optional<std::string>& exclusion_reason) {
+  if (!result) return "not tested";
+  if (*result == VerdictResult::kExcluded && exclusion_reason) {
+    return fmt::format("EXCLUDED ({})", *exclusion_reason);
+  }
+  return std::string(to_string(*result));
 }
 
 void print_changes(std::string_view title, const std::vector<dataset::VerdictChange>& changes) {
   std::cout << fmt::format("{} ({})\n", title, changes.size());
   for (const auto& change : changes) {
     std::cout << fmt::format("  {}  {}  {} → {}\n", change.model_id, change.task,
-                             change.from_result.value_or("not tested"),
-                             change.to_result.value_or("not tested"));
+                             outcome_text(change.from_result, change.from_exclusion_reason),
+                             outcome_text(change.to_result, change.to_exclusion_reason));
   }
 }
 
@@ -171,6 +269,7 @@ int run_diff(const DatasetOptions& options) {
                            {"to", to_key->stem()},
                            {"regressions", changes_json(diff.regressions)},
                            {"fixes", changes_json(diff.fixes)},
+                           {"unverified", changes_json(diff.unverified)},
                            {"newly_tested", changes_json(diff.newly_tested)},
                            {"no_longer_tested", changes_json(diff.no_longer_tested)},
                            {"other_changes", changes_json(diff.other_changes)},
@@ -179,6 +278,7 @@ int run_diff(const DatasetOptions& options) {
     std::cout << "from " << from_key->display() << "\nto   " << to_key->display() << "\n";
     print_changes("regressions", diff.regressions);
     print_changes("fixes", diff.fixes);
+    print_changes("unverified, not counted as regressions", diff.unverified);
     print_changes("newly tested", diff.newly_tested);
     print_changes("no longer tested", diff.no_longer_tested);
     print_changes("other changes", diff.other_changes);
@@ -213,13 +313,25 @@ void register_dataset_command(const CommandRegistry& registry) {
 
   CLI::App* diff = dataset->add_subcommand(
       "diff",
-      "Regressions, fixes, new and dropped models between two stacks; exit 1 on regressions");
+      "Regressions, fixes, unverified, new and dropped models between two stacks; exit 1 on "
+      "regressions (PASS → FAIL_*, TIMEOUT, CRASH, or excluded by the planner). PASS → "
+      "REFERENCE_FAIL or another exclusion is listed as unverified and does not fail");
   diff->add_option("DIR", options->dir, "Dataset folder")->required();
   diff->add_option("--from", options->from, "Older stack (file name or its stem)")->required();
   diff->add_option("--to", options->to, "Newer stack (file name or its stem)")->required();
   diff->add_flag("--json", options->json, "Machine-readable output");
   diff->callback(
       [registry, options] { *registry.action = [options] { return run_diff(*options); }; });
+
+  CLI::App* migrate = dataset->add_subcommand(
+      "migrate",
+      "Rewrite every file under DIR/data of an older schema version in the current one "
+      "(atomically, each); idempotent. A file that cannot be read is reported and left "
+      "untouched (exit 1)");
+  migrate->add_option("DIR", options->dir, "Dataset folder")->required();
+  migrate->add_flag("--json", options->json, "Machine-readable output");
+  migrate->callback(
+      [registry, options] { *registry.action = [options] { return run_migrate(*options); }; });
 }
 
 }  // namespace canrun::cli

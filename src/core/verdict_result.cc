@@ -50,4 +50,71 @@ std::string verdict_result_names() {
   return names;
 }
 
+bool is_planner_exclusion(std::string_view exclusion_reason) {
+  return exclusion_reason == "too_large" || exclusion_reason == "no_parallel_plan";
+}
+
+bool blames_backend(VerdictResult result) {
+  switch (result) {
+    case VerdictResult::kFailLoad:
+    case VerdictResult::kFailCompile:
+    case VerdictResult::kFailRuntime:
+    case VerdictResult::kFailOom:
+    case VerdictResult::kFailMismatch:
+    case VerdictResult::kFailJudge:
+    case VerdictResult::kTimeout:
+    case VerdictResult::kCrash:
+      return true;
+    case VerdictResult::kPass:
+    case VerdictResult::kReferenceFail:
+    case VerdictResult::kExcluded:
+      return false;
+  }
+  return false;
+}
+
+namespace {
+
+//! The outcomes that count against the backend: the ones a PASS may regress to.
+bool counts_against_backend(const VerdictOutcome& outcome) {
+  return blames_backend(outcome.result) || (outcome.result == VerdictResult::kExcluded &&
+                                            is_planner_exclusion(outcome.exclusion_reason));
+}
+
+}  // namespace
+
+bool is_regression(const VerdictOutcome& from, const VerdictOutcome& to) {
+  return from.result == VerdictResult::kPass && counts_against_backend(to);
+}
+
+bool is_fix(const VerdictOutcome& from, const VerdictOutcome& to) {
+  return counts_against_backend(from) && to.result == VerdictResult::kPass;
+}
+
+bool is_unverified(const VerdictOutcome& from, const VerdictOutcome& to) {
+  return from.result == VerdictResult::kPass && to.result != VerdictResult::kPass &&
+         !counts_against_backend(to);
+}
+
+std::string_view display_class(VerdictResult result) {
+  switch (result) {
+    case VerdictResult::kPass:
+      return "pass";
+    case VerdictResult::kTimeout:
+    case VerdictResult::kReferenceFail:
+      return "warn";
+    case VerdictResult::kExcluded:
+      return "excluded";
+    case VerdictResult::kFailLoad:
+    case VerdictResult::kFailCompile:
+    case VerdictResult::kFailRuntime:
+    case VerdictResult::kFailOom:
+    case VerdictResult::kFailMismatch:
+    case VerdictResult::kFailJudge:
+    case VerdictResult::kCrash:
+      return "fail";
+  }
+  return "fail";
+}
+
 }  // namespace canrun

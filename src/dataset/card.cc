@@ -105,10 +105,17 @@ than letters, digits, `.` and `+` in a version are written `%XX`).
                          stack.rows - pass - excluded, excluded);
     }
   }
-  out += "\n## Columns\n\n| column | type | nullable | meaning |\n|---|---|---|---|\n";
+  out += fmt::format(
+      "\n## Columns\n\nSchema version {0}, recorded in each file's Parquet key-value metadata "
+      "under `{1}`. A column added after version 1 is null in rows recorded before it existed; "
+      "`canrun dataset migrate DATASET` rewrites older files in version {0}, so the whole "
+      "folder keeps one schema.\n\n",
+      kCurrentSchemaVersion, kSchemaVersionKey);
+  out += "| column | type | nullable | since version | meaning |\n|---|---|---|---:|---|\n";
   for (const ColumnSpec& column : verdict_columns()) {
-    out += fmt::format("| `{}` | `{}` | {} | {} |\n", column.name, arrow_type_name(column),
-                       is_nullable(column) ? "yes" : "no", cell(column.meaning));
+    out +=
+        fmt::format("| `{}` | `{}` | {} | {} | {} |\n", column.name, arrow_type_name(column),
+                    is_nullable(column) ? "yes" : "no", column.since_version, cell(column.meaning));
   }
   out += "\n## Results\n\n| result | meaning |\n|---|---|\n";
   for (const auto& info : verdict_results()) {

@@ -10,7 +10,6 @@
 #include "core/log.h"
 #include "core/parallel.h"
 #include "dataset/card.h"
-#include "dataset/parquet_codec.h"
 
 namespace canrun::dataset {
 namespace {
@@ -54,6 +53,10 @@ std::vector<Entry> list_entries(const fs::path& data_dir) {
 
 using RowKey = std::pair<std::string, std::string>;  // (model_id, task)
 
+fs::path lock_path(const fs::path& root, const StackKey& key) {
+  return root / ".locks" / (key.stem() + ".lock");
+}
+
 }  // namespace
 
 Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
@@ -74,8 +77,7 @@ Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
     return io_error(fmt::format("cannot create {}: {}", data_dir().string(), error.message()));
 
   {
-    CANRUN_ASSIGN_OR_RETURN(FileLock lock,
-                            FileLock::acquire(root_ / ".locks" / (key.stem() + ".lock")));
+    CANRUN_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(lock_path(root_, key)));
     const fs::path path = file_of(key);
     std::vector<VerdictRow> merged;
     if (fs::exists(path)) {
@@ -107,7 +109,80 @@ Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
     CANRUN_ASSIGN_OR_RETURN(std::string bytes, encode_parquet(merged));
     CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
   }
+  // The folder keeps one schema version: upgrade the files older than the one just written.
+  // Each under its own lock, after releasing this stack's, so two writers never wait on each
+  // other's locks.
+  for (const Entry& entry : list_entries(data_dir())) {
+    if (!entry.key || *entry.key == key) continue;
+    auto schema = read_file_schema(entry.path);
+    if (!schema.ok() || schema->version >= kCurrentSchemaVersion) continue;
+    if (auto upgrade = upgrade_file(*entry.key, /*record_version=*/false); !upgrade.ok()) {
+      log::warning("{}: not upgraded to schema version {}: {}", entry.path.string(),
+                   kCurrentSchemaVersion, upgrade.error().message());
+    } else if (upgrade->rewritten) {
+      log::info("{}: upgraded from schema version {} to {}", entry.path.string(),
+                upgrade->before.version, kCurrentSchemaVersion);
+    }
+  }
   return write_card();
+}
+
+Result<DatasetDir::Upgrade> DatasetDir::upgrade_file(const StackKey& key,
+                                                     bool record_version) const {
+  CANRUN_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(lock_path(root_, key)));
+  const fs::path path = file_of(key);
+  // Read under the lock: another writer may have upgraded or replaced it since it was listed.
+  CANRUN_ASSIGN_OR_RETURN(StoredRows stored, read_parquet_file(path));
+  Upgrade upgrade{stored.schema, false};
+  const bool current = stored.schema.version == kCurrentSchemaVersion;
+  if (current && (stored.schema.recorded || !record_version)) return upgrade;
+  CANRUN_ASSIGN_OR_RETURN(std::string bytes, encode_parquet(stored.rows));
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+  upgrade.rewritten = true;
+  return upgrade;
+}
+
+std::vector<FileVersion> DatasetDir::schema_versions() const {
+  std::vector<FileVersion> versions;
+  for (const Entry& entry : list_entries(data_dir())) {
+    if (!entry.key) continue;
+    auto schema = read_file_schema(entry.path);
+    if (schema.ok()) {
+      versions.push_back({entry.path, *schema, ""});
+    } else {
+      versions.push_back({entry.path, std::nullopt, schema.error().message()});
+    }
+  }
+  return versions;
+}
+
+std::vector<MigrationStep> DatasetDir::migrate() const {
+  std::vector<MigrationStep> steps;
+  if (!fs::is_directory(data_dir())) {
+    steps.push_back({data_dir(), std::nullopt, false, "no data/ folder: not a canrun dataset"});
+    return steps;
+  }
+  bool rewrote = false;
+  for (const Entry& entry : list_entries(data_dir())) {
+    MigrationStep step{entry.path, std::nullopt, false, entry.problem};
+    if (entry.key) {
+      auto upgrade = upgrade_file(*entry.key, /*record_version=*/true);
+      if (upgrade.ok()) {
+        step.from = upgrade->before;
+        step.rewritten = upgrade->rewritten;
+        rewrote = rewrote || upgrade->rewritten;
+      } else {
+        step.problem = upgrade.error().message();
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  if (rewrote) {
+    if (auto status = write_card(); !status.ok()) {
+      steps.push_back({root_ / "README.md", std::nullopt, false, status.error().message()});
+    }
+  }
+  return steps;
 }
 
 Result<std::vector<VerdictRow>> DatasetDir::read_stack(const StackKey& key) const {
@@ -131,11 +206,11 @@ DatasetSnapshot DatasetDir::load_all() const {
       problems[idx] = entry.problem;
       return;
     }
-    auto rows = read_parquet_rows(entry.path);
-    if (rows.ok()) {
-      tables[idx] = StackTable{*entry.key, entry.path, std::move(*rows)};
+    auto stored = read_parquet_file(entry.path);
+    if (stored.ok()) {
+      tables[idx] = StackTable{*entry.key, entry.path, std::move(stored->rows), stored->schema};
     } else {
-      problems[idx] = rows.error().message();
+      problems[idx] = stored.error().message();
     }
   });
   DatasetSnapshot snapshot;

@@ -1,11 +1,16 @@
 // A results dataset on disk (SPEC.md §8):
 //   DATASET/README.md        the dataset card, regenerated after every write
-//   DATASET/data/<stack>.parquet   one file per stack, all in one schema
+//   DATASET/data/<stack>.parquet   one file per stack, all in one schema version
 //   DATASET/.locks/          flock files that serialise writers of the same stack
 //
 // Thread and process safety: any number of processes and threads may upsert and read at
 // once. Upserts of one stack are serialised by a lock file and every file is replaced
 // atomically, so readers (which take no lock) see the old file or the new one, never a part.
+//
+// Schema versions (schema.h): readers take files of every version up to the current one. Since
+// `pd.read_parquet(data/)` takes its schema from one file, every file of a folder is kept at
+// one version: an upsert writes its file in the current version and upgrades the folder's
+// older files too, and migrate() upgrades them all.
 #pragma once
 
 #include <filesystem>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "dataset/parquet_codec.h"
 #include "dataset/stack_key.h"
 #include "dataset/verdict_row.h"
 
@@ -23,12 +29,28 @@ struct StackTable {
   StackKey key;
   std::filesystem::path path;
   std::vector<VerdictRow> rows;
+  FileSchema schema;  //!< the file's schema version
 };
 
 //! A file under data/ that is not a good stack file, and why.
 struct FileProblem {
   std::filesystem::path path;
   std::string problem;
+};
+
+//! The schema version of one stack file, or why it could not be read.
+struct FileVersion {
+  std::filesystem::path path;
+  std::optional<FileSchema> schema;  //!< nullopt when the file could not be read
+  std::string problem;               //!< why not; empty when schema is set
+};
+
+//! What migrate() did with one entry of data/.
+struct MigrationStep {
+  std::filesystem::path path;
+  std::optional<FileSchema> from;  //!< the file's version before; nullopt when unreadable
+  bool rewritten = false;          //!< rewritten in the current version
+  std::string problem;             //!< why it was left untouched; empty when it was not
 };
 
 //! Everything under data/ in memory: the good files, and what was wrong with the others.
@@ -47,8 +69,11 @@ class DatasetDir {
 
   //! Merges `rows` into the file of their stack, keyed by (model_id, task): a row replaces the
   //! stored one unless the stored one started later. Every row must pass check_row and belong
-  //! to one stack; otherwise nothing is written. An existing file that cannot be read is not
-  //! overwritten (its rows would be lost): the error says so. Regenerates README.md.
+  //! to one stack; otherwise nothing is written. An existing file that cannot be read (or is of
+  //! a newer schema version) is not overwritten (its rows would be lost): the error says so.
+  //! The file is written in the current schema version, whatever version it had; then every
+  //! other stack file of an older version is upgraded too, so the folder keeps one version
+  //! (one that cannot be upgraded is logged and left as it is). Regenerates README.md.
   Status upsert(std::vector<VerdictRow> rows) const;
 
   //! The rows of one stack; kNotFound when it has no file.
@@ -61,10 +86,30 @@ class DatasetDir {
   //! row's stack matching the file name, no duplicate (model_id, task)). Problems per file.
   std::vector<FileProblem> validate() const;
 
+  //! The schema version of every stack file under data/, read from footers only, sorted by
+  //! path. Entries that are not stack files are left out (validate() reports them).
+  std::vector<FileVersion> schema_versions() const;
+
+  //! Rewrites every stack file of an older schema version, or without a recorded version, in
+  //! the current version, atomically each under its stack's lock. Idempotent. A file that
+  //! cannot be read, is of a newer version or is not a stack file is left untouched and
+  //! reported. One step per entry of data/, sorted by path; regenerates README.md when it
+  //! rewrote anything.
+  std::vector<MigrationStep> migrate() const;
+
   //! Writes README.md from what is under data/ now.
   Status write_card() const;
 
  private:
+  //! What upgrade_file did: the version the file had, and whether it rewrote it.
+  struct Upgrade {
+    FileSchema before;
+    bool rewritten = false;
+  };
+  //! Under the stack's lock, rewrites its file in the current schema version when it is older
+  //! (or, with `record_version`, when its version is not recorded).
+  Result<Upgrade> upgrade_file(const StackKey& key, bool record_version) const;
+
   std::filesystem::path root_;
 };
 

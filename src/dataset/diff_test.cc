@@ -35,15 +35,56 @@ TEST(DiffTest, SortsEveryKindOfChange) {
                                       minimal_row("org/still-excluded", VerdictResult::kExcluded)};
   const StackDiff diff = diff_stacks(from, to);
   EXPECT_EQ(models(diff.regressions), std::vector<std::string>{"org/regressed"});
-  EXPECT_EQ(diff.regressions[0].from_result, "PASS");
-  EXPECT_EQ(diff.regressions[0].to_result, "FAIL_RUNTIME");
+  EXPECT_EQ(diff.regressions[0].from_result, VerdictResult::kPass);
+  EXPECT_EQ(diff.regressions[0].to_result, VerdictResult::kFailRuntime);
   EXPECT_EQ(models(diff.fixes), std::vector<std::string>{"org/fixed"});
   EXPECT_EQ(models(diff.newly_tested), (std::vector<std::string>{"org/new", "org/was-excluded"}));
   EXPECT_EQ(models(diff.no_longer_tested),
             (std::vector<std::string>{"org/dropped", "org/now-excluded"}));
   EXPECT_FALSE(diff.no_longer_tested[0].to_result.has_value());
   EXPECT_EQ(models(diff.other_changes), std::vector<std::string>{"org/other"});
+  EXPECT_TRUE(diff.unverified.empty());
   EXPECT_EQ(diff.unchanged, 2u);
+}
+
+VerdictRow excluded_row(std::string model_id, std::string reason) {
+  VerdictRow row = minimal_row(std::move(model_id), VerdictResult::kExcluded);
+  row.exclusion_reason = std::move(reason);
+  return row;
+}
+
+TEST(DiffTest, FollowsTheRegressionRuleForExclusionsAndReferenceFailures) {
+  const std::vector<VerdictRow> from = {
+      minimal_row("org/no-reference", VerdictResult::kPass),
+      minimal_row("org/now-gated", VerdictResult::kPass),
+      minimal_row("org/now-too-large", VerdictResult::kPass),
+      minimal_row("org/no-plan-now", VerdictResult::kPass),
+      excluded_row("org/fits-again", "too_large"),
+      minimal_row("org/reference-back", VerdictResult::kReferenceFail),
+      excluded_row("org/curated-in", "low_priority"),
+      minimal_row("org/timed-out", VerdictResult::kPass)};
+  const std::vector<VerdictRow> to = {
+      minimal_row("org/no-reference", VerdictResult::kReferenceFail),
+      excluded_row("org/now-gated", "gated"),
+      excluded_row("org/now-too-large", "too_large"),
+      excluded_row("org/no-plan-now", "no_parallel_plan"),
+      minimal_row("org/fits-again", VerdictResult::kPass),
+      minimal_row("org/reference-back", VerdictResult::kPass),
+      minimal_row("org/curated-in", VerdictResult::kPass),
+      minimal_row("org/timed-out", VerdictResult::kTimeout)};
+  const StackDiff diff = diff_stacks(from, to);
+  EXPECT_EQ(models(diff.regressions),
+            (std::vector<std::string>{"org/no-plan-now", "org/now-too-large", "org/timed-out"}));
+  EXPECT_EQ(diff.regressions[1].to_exclusion_reason, "too_large");
+  EXPECT_EQ(models(diff.unverified),
+            (std::vector<std::string>{"org/no-reference", "org/now-gated"}));
+  EXPECT_EQ(diff.unverified[1].to_result, VerdictResult::kExcluded);
+  EXPECT_EQ(diff.unverified[1].to_exclusion_reason, "gated");
+  EXPECT_EQ(models(diff.fixes), std::vector<std::string>{"org/fits-again"});
+  EXPECT_EQ(models(diff.newly_tested), std::vector<std::string>{"org/curated-in"});
+  EXPECT_EQ(models(diff.other_changes), std::vector<std::string>{"org/reference-back"});
+  EXPECT_TRUE(diff.no_longer_tested.empty());
+  EXPECT_EQ(diff.unchanged, 0u);
 }
 
 TEST(DiffTest, TasksAreSeparateKeys) {

@@ -7,6 +7,9 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
 
+#include <charconv>
+#include <set>
+
 #include "core/parallel.h"
 #include "core/text.h"
 #include "core/verdict_result.h"
@@ -49,7 +52,9 @@ std::shared_ptr<arrow::Schema> verdict_schema() {
       fields.push_back(
           arrow::field(std::string(column.name), arrow_type(column), is_nullable(column)));
     }
-    return arrow::schema(std::move(fields));
+    return arrow::schema(std::move(fields),
+                         arrow::key_value_metadata({std::string(kSchemaVersionKey)},
+                                                   {std::to_string(kCurrentSchemaVersion)}));
   }();
   return kSchema;
 }
@@ -136,9 +141,44 @@ bool type_matches(const arrow::DataType& actual, const arrow::DataType& expected
   return actual.Equals(expected);
 }
 
-Status check_schema(const arrow::Schema& actual) {
+//! The version a file's metadata records; for a file without one (written before versions were
+//! recorded), the version whose columns it has, or the current one when none matches (then
+//! check_schema says what is wrong).
+Result<FileSchema> schema_version_of(const arrow::Schema& schema) {
+  const auto& metadata = schema.metadata();
+  const int found = metadata ? metadata->FindKey(std::string(kSchemaVersionKey)) : -1;
+  if (found < 0) {
+    std::set<std::string_view> names;
+    for (const auto& field : schema.fields()) names.insert(field->name());
+    for (int version = kCurrentSchemaVersion; version >= 1; --version) {
+      std::set<std::string_view> expected;
+      for (const ColumnSpec& column : verdict_columns()) {
+        if (in_schema_version(column, version)) expected.insert(column.name);
+      }
+      if (names == expected) return FileSchema{version, false};
+    }
+    return FileSchema{kCurrentSchemaVersion, false};
+  }
+  const std::string& text = metadata->value(found);
+  int version = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || version < 1) {
+    return corrupt(fmt::format("the file's {} is {}, not a schema version (a whole number >= 1)",
+                               kSchemaVersionKey, quote_for_message(text)));
+  }
+  if (version > kCurrentSchemaVersion) {
+    return corrupt(
+        fmt::format("written by a newer canrun: schema version {}, this canrun reads up to {}",
+                    version, kCurrentSchemaVersion));
+  }
+  return FileSchema{version, true};
+}
+
+//! The file's columns against those of schema `version`.
+Status check_schema(const arrow::Schema& actual, int version) {
   std::vector<std::string> problems;
   for (const ColumnSpec& column : verdict_columns()) {
+    if (!in_schema_version(column, version)) continue;
     const auto field = actual.GetFieldByName(std::string(column.name));
     if (field == nullptr) {
       problems.push_back(fmt::format("column {} is missing", column.name));
@@ -148,10 +188,14 @@ Status check_schema(const arrow::Schema& actual) {
     }
   }
   for (const auto& field : actual.fields()) {
-    const auto& columns = verdict_columns();
-    if (std::none_of(columns.begin(), columns.end(),
-                     [&](const ColumnSpec& c) { return c.name == field->name(); })) {
+    const auto columns = verdict_columns();
+    const auto column = std::find_if(columns.begin(), columns.end(),
+                                     [&](const ColumnSpec& c) { return c.name == field->name(); });
+    if (column == columns.end()) {
       problems.push_back(fmt::format("column {} is not in the dataset schema", field->name()));
+    } else if (!in_schema_version(*column, version)) {
+      problems.push_back(fmt::format("column {} is not in schema version {} (it came in {})",
+                                     field->name(), version, column->since_version));
     }
   }
   if (problems.empty()) return ok_status();
@@ -285,6 +329,17 @@ Result<std::unique_ptr<parquet::arrow::FileReader>> open_checked(
   }
 }
 
+//! The file's schema version, after checking its columns against that version.
+Result<FileSchema> checked_schema(parquet::arrow::FileReader& reader) {
+  std::shared_ptr<arrow::Schema> schema;
+  if (auto status = reader.GetSchema(&schema); !status.ok()) {
+    return from_arrow(status, "unreadable schema");
+  }
+  CANRUN_ASSIGN_OR_RETURN(const FileSchema file_schema, schema_version_of(*schema));
+  CANRUN_RETURN_IF_ERROR(check_schema(*schema, file_schema.version));
+  return file_schema;
+}
+
 }  // namespace
 
 Result<std::string> encode_parquet(std::span<const VerdictRow> rows) {
@@ -314,29 +369,49 @@ Result<std::string> encode_parquet(std::span<const VerdictRow> rows) {
   return (*buffer)->ToString();
 }
 
-Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path) {
+Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
   CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
   try {
-    std::shared_ptr<arrow::Schema> schema;
-    if (auto status = reader->GetSchema(&schema); !status.ok()) {
-      return from_arrow(status, "unreadable schema");
-    }
-    CANRUN_RETURN_IF_ERROR(check_schema(*schema));
+    CANRUN_ASSIGN_OR_RETURN(const FileSchema file_schema, checked_schema(*reader));
     reader->set_use_threads(true);  // decode columns in parallel on Arrow's CPU pool
     auto table = reader->ReadTable();
     if (!table.ok()) return from_arrow(table.status(), "unreadable data");
     std::vector<VerdictRow> rows(static_cast<std::size_t>((*table)->num_rows()));
-    // Each column fills its own member of every row, so columns convert in parallel.
+    // Each column fills its own member of every row, so columns convert in parallel. A column
+    // the file's version predates stays null in every row.
     const auto columns = verdict_columns();
     std::vector<Status> statuses(columns.size());
     parallel_for(columns.size(), [&](std::size_t idx) {
+      if (!in_schema_version(columns[idx], file_schema.version)) {
+        if (!is_nullable(columns[idx])) {
+          statuses[idx] = internal_error(fmt::format(
+              "column {} came in schema version {} but is not nullable, so files of version {} "
+              "cannot be read",
+              columns[idx].name, columns[idx].since_version, file_schema.version));
+        }
+        return;
+      }
       const auto chunks = (*table)->GetColumnByName(std::string(columns[idx].name));
       statuses[idx] = read_array(*chunks, columns[idx], rows);
     });
     for (const Status& status : statuses) CANRUN_RETURN_IF_ERROR(status);
-    return rows;
+    return StoredRows{std::move(rows), file_schema};
   } catch (const parquet::ParquetException& error) {
     return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));
+  }
+}
+
+Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(StoredRows stored, read_parquet_file(path));
+  return std::move(stored.rows);
+}
+
+Result<FileSchema> read_file_schema(const std::filesystem::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
+  try {
+    return checked_schema(*reader);
+  } catch (const parquet::ParquetException& error) {
+    return corrupt(fmt::format("unreadable Parquet schema: {}", error.what()));
   }
 }
 

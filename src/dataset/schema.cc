@@ -46,8 +46,8 @@ const std::array<ColumnSpec, 36> kColumns = {{
      "The judge model's fluency score of `output_text` (sharded runs); PASS needs at least "
      "`judge_threshold`."},
     {"judge_threshold", &R::judge_threshold,
-     "The judge's threshold, calibrated on canrun's labelled set for that judge model."},
-    {"judge_model", &R::judge_model, "The judge model (Hub id or folder) and its commit."},
+     "The judge's threshold, calibrated on canrun's labelled set for that judge model.", 2},
+    {"judge_model", &R::judge_model, "The judge model (Hub id or folder) and its commit.", 2},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

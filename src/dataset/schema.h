@@ -1,6 +1,16 @@
 // The dataset's columns in order: name, which VerdictRow member holds it (and so its type
-// and nullability), and what it means. The Parquet codec, the validator and the dataset card
-// all read this one table.
+// and nullability), what it means, and the schema version that added it. The Parquet codec,
+// the validator and the dataset card all read this one table.
+//
+// Schema versions. Each file records the version it was written in, in its Parquet key-value
+// metadata under kSchemaVersionKey. History:
+//   1  the first 34 columns;
+//   2  adds judge_threshold and judge_model.
+// Files written before versions were recorded carry no key: their version is inferred from
+// their columns. Readers accept every version up to kCurrentSchemaVersion (a column the file
+// predates reads as null) and refuse a newer one. To add a column: a new entry in schema.cc
+// with the next version (it must be nullable, since older files lack it), and bump
+// kCurrentSchemaVersion.
 #pragma once
 
 #include <span>
@@ -22,14 +32,25 @@ using ColumnMember =
                  std::vector<std::string> VerdictRow::*, Timestamp VerdictRow::*,
                  VerdictResult VerdictRow::*>;
 
+//! The schema version canrun writes, and the newest it reads.
+inline constexpr int kCurrentSchemaVersion = 2;
+//! The key of the version in a file's Parquet key-value metadata; its value is decimal text.
+inline constexpr std::string_view kSchemaVersionKey = "canrun.schema_version";
+
 struct ColumnSpec {
   std::string_view name;
   ColumnMember member;
   std::string_view meaning;
+  int since_version = 1;  //!< the schema version that added the column
 };
 
-//! Every column, in file order (SPEC.md §8).
+//! Every column of the current schema, in file order (SPEC.md §8).
 std::span<const ColumnSpec> verdict_columns();
+
+//! Whether `column` is part of schema `version` (it was added in that version or before).
+inline bool in_schema_version(const ColumnSpec& column, int version) {
+  return column.since_version <= version;
+}
 
 //! The Arrow type of a column as pyarrow prints it ("string", "int32", "list<string>", ...).
 std::string_view arrow_type_name(const ColumnSpec& column);

@@ -62,6 +62,12 @@ struct VerdictRow {
   friend bool operator==(const VerdictRow&, const VerdictRow&) = default;
 };
 
+//! The row's result and exclusion reason, for the regression rule (core/verdict_result.h).
+//! Views into `row`, which must outlive it.
+inline VerdictOutcome outcome_of(const VerdictRow& row) {
+  return {row.result, row.exclusion_reason ? std::string_view(*row.exclusion_reason) : ""};
+}
+
 //! The stack file a row belongs to, from its own columns.
 Result<StackKey> stack_key_of(const VerdictRow& row);
 

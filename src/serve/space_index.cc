@@ -45,14 +45,25 @@ json stack_json(const dataset::StackKey& key) {
           {"display", key.display()}};
 }
 
-//! PASS followed (newer) by one of these is a regression.
-bool is_failure(VerdictResult result) {
-  return result != VerdictResult::kPass && result != VerdictResult::kReferenceFail &&
-         result != VerdictResult::kExcluded;
+//! Sets `status` and its display class `status_class` ("pass", "fail", "warn", "excluded",
+//! "untested"): the row's result; without a row, EXCLUDED when the catalog excludes the model,
+//! else "not tested". The page draws its badge from the class, so it never classifies results.
+void put_status(json& out, const VerdictRow* row, bool catalog_excludes) {
+  if (row) {
+    out["status"] = to_string(row->result);
+    out["status_class"] = display_class(row->result);
+  } else if (catalog_excludes) {
+    out["status"] = to_string(VerdictResult::kExcluded);
+    out["status_class"] = display_class(VerdictResult::kExcluded);
+  } else {
+    out["status"] = "not tested";
+    out["status_class"] = kUntestedClass;
+  }
 }
 
-QueryError bad_parameter(std::string name, std::string message) {
-  return QueryError{400, std::move(message), {std::move(name)}};
+//! A query's input `name` is wrong: an HTTP 400 that names it.
+Error bad_parameter(std::string name, std::string message) {
+  return invalid_argument(std::move(message)).with_reason(reason::kBadParameter, {std::move(name)});
 }
 
 std::string known_list(const std::vector<std::string>& names) {
@@ -229,14 +240,13 @@ json SpaceIndex::versions_json() const {
           {"default", defaults}};
 }
 
-QueryResult<const StackVerdicts*> SpaceIndex::resolve_stack(
-    const std::string& backend, const std::string& compiler_version,
-    const std::string& library_version) const {
+Result<const StackVerdicts*> SpaceIndex::resolve_stack(const std::string& backend,
+                                                       const std::string& compiler_version,
+                                                       const std::string& library_version) const {
   if (stacks_.empty()) {
     if (!backend.empty() || !compiler_version.empty() || !library_version.empty()) {
-      return QueryError{400,
-                        "the dataset has no results yet, so no stack can be chosen",
-                        {"backend", "compiler_version", "library_version"}};
+      return invalid_argument("the dataset has no results yet, so no stack can be chosen")
+          .with_reason(reason::kBadParameter, {"backend", "compiler_version", "library_version"});
     }
     return static_cast<const StackVerdicts*>(nullptr);
   }
@@ -292,8 +302,8 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
   const VerdictRow* row = stack.find(entry.id, task);
   const auto exclusion =
       row && row->result != VerdictResult::kExcluded ? std::nullopt : exclusion_of(entry.id);
+  put_status(out, row, exclusion.has_value());
   if (row) {
-    out["status"] = to_string(row->result);
     out["exclusion_reason"] = optional_json(row->exclusion_reason);
     out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
     out["error_signature"] = optional_json(row->error_signature);
@@ -302,7 +312,6 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
     out["runtime_s"] = optional_json(row->runtime_s);
     out["peak_device_memory_bytes"] = optional_json(row->peak_device_memory_bytes);
   } else {
-    out["status"] = exclusion ? "EXCLUDED" : "not tested";
     out["exclusion_reason"] = exclusion ? json(exclusion->reason) : json(nullptr);
     out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
     for (const char* key :
@@ -313,7 +322,7 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
   return out;
 }
 
-QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
+Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
   std::string task = query.task;
   if (task.empty()) {
     if (tasks_.empty()) {
@@ -331,9 +340,9 @@ QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
     return bad_parameter("task", fmt::format("task {} is not known; known: {}",
                                              quote_for_message(task), known_list(tasks_)));
   }
-  auto resolved = resolve_stack(query.backend, query.compiler_version, query.library_version);
-  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
-  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(query.backend, query.compiler_version, query.library_version));
   static const std::vector<ViewEntry> kNoEntries;
   const auto found = views_.find({task, query.view});
   const auto& entries = found == views_.end() ? kNoEntries : found->second;
@@ -358,16 +367,15 @@ QueryResult<json> SpaceIndex::models_json(const ModelsQuery& query) const {
               {"models", std::move(models)}};
 }
 
-QueryResult<json> SpaceIndex::model_json(const ModelId& id,
-                                         const std::map<std::string, std::string>& params) const {
+Result<json> SpaceIndex::model_json(const ModelId& id,
+                                    const std::map<std::string, std::string>& params) const {
   auto param = [&](const char* name) {
     const auto found = params.find(name);
     return found == params.end() ? std::string() : found->second;
   };
-  auto resolved =
-      resolve_stack(param("backend"), param("compiler_version"), param("library_version"));
-  if (auto* error = std::get_if<QueryError>(&resolved)) return *error;
-  const StackVerdicts* stack = std::get<const StackVerdicts*>(resolved);
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
 
   // Every task the model appears in: a row on any stack, a ranking or the curated list.
   std::vector<std::string> model_tasks;
@@ -389,11 +397,9 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
     if (present) model_tasks.push_back(task);
   }
   if (model_tasks.empty()) {
-    return QueryError{
-        404,
-        fmt::format("model {} is not in the dataset, the rankings or the curated list",
-                    quote_for_message(id.str())),
-        {}};
+    return not_found(fmt::format("model {} is not in the dataset, the rankings or the curated list",
+                                 quote_for_message(id.str())))
+        .with_reason(reason::kNotFound);
   }
   std::string task = param("task");
   if (task.empty()) {
@@ -435,29 +441,29 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
   const auto note = notes_.find(id.str());
   const VerdictRow* row = stack ? stack->find(id.str(), task) : nullptr;
 
-  json out = {
-      {"id", id.str()},
-      {"task", task},
-      {"tasks", model_tasks},
-      {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
-      {"note", note == notes_.end() ? json(nullptr) : json(note->second)},
-      {"exclusion",
-       exclusion ? json{{"reason", exclusion->reason}, {"why", exclusion->why}} : json(nullptr)},
-      {"rankings", rankings},
-      {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
-      {"likes", numbers ? json(numbers->likes) : json(nullptr)},
-      {"status", row ? json(to_string(row->result)) : json(exclusion ? "EXCLUDED" : "not tested")},
-      {"verdict", row ? dataset::row_to_json(*row) : json(nullptr)},
-      {"run_command", "python3 run.py"}};
+  json out = {{"id", id.str()},
+              {"task", task},
+              {"tasks", model_tasks},
+              {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+              {"note", note == notes_.end() ? json(nullptr) : json(note->second)},
+              {"exclusion", exclusion ? json{{"reason", exclusion->reason}, {"why", exclusion->why}}
+                                      : json(nullptr)},
+              {"rankings", rankings},
+              {"downloads", numbers ? json(numbers->downloads) : json(nullptr)},
+              {"likes", numbers ? json(numbers->likes) : json(nullptr)},
+              {"verdict", row ? dataset::row_to_json(*row) : json(nullptr)},
+              {"run_command", "python3 run.py"}};
   std::optional<std::string> prefetch;
   if (stack) {
     prefetch = prefetch_command(stack->key().backend,
                                 row ? row->compiler_version : stack->key().compiler_version);
   }
+  put_status(out, row, exclusion.has_value());
   out["prefetch_command"] = prefetch ? json(*prefetch) : json(nullptr);
   if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
 
-  // History on this backend, newest first; a failure right after a PASS is a regression.
+  // History on this backend, newest first. Each row is compared with the nearest older row by
+  // the one regression rule (core/verdict_result.h).
   json history = json::array();
   if (stack) {
     std::vector<const StackVerdicts*> same_backend;
@@ -473,7 +479,7 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
       }
       json item = stack_json(at->key());
       item["current"] = at == stack;
-      item["status"] = at_row ? to_string(at_row->result) : "not tested";
+      put_status(item, at_row, false);
       item["cores"] = at_row ? optional_json(at_row->cores) : json(nullptr);
       item["runtime_s"] = at_row ? optional_json(at_row->runtime_s) : json(nullptr);
       item["peak_device_memory_bytes"] =
@@ -481,10 +487,13 @@ QueryResult<json> SpaceIndex::model_json(const ModelId& id,
       item["error_signature"] = at_row ? optional_json(at_row->error_signature) : json(nullptr);
       item["started_at"] =
           at_row ? json(dataset::format_timestamp(at_row->started_at)) : json(nullptr);
-      item["regression"] = at_row && older_row && is_failure(at_row->result) &&
-                           older_row->result == VerdictResult::kPass;
-      item["fixed"] = at_row && older_row && at_row->result == VerdictResult::kPass &&
-                      is_failure(older_row->result);
+      const bool compared = at_row && older_row;
+      item["regression"] =
+          compared && is_regression(dataset::outcome_of(*older_row), dataset::outcome_of(*at_row));
+      item["fixed"] =
+          compared && is_fix(dataset::outcome_of(*older_row), dataset::outcome_of(*at_row));
+      item["unverified"] =
+          compared && is_unverified(dataset::outcome_of(*older_row), dataset::outcome_of(*at_row));
       history.push_back(std::move(item));
     }
   }

@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <variant>
 #include <vector>
 
 #include "core/model_id.h"
@@ -82,16 +81,8 @@ struct ModelsQuery {
   std::size_t limit = 50;
 };
 
-//! A query's error: the message and the parameters it names (for a 400 or 404).
-struct QueryError {
-  int status;
-  std::string message;
-  std::vector<std::string> parameters;
-};
-
-template <typename T>
-using QueryResult = std::variant<T, QueryError>;
-
+//! Queries fail with the core Error: kInvalidArgument with reason::kBadParameter and the
+//! parameters at fault as its subjects (an HTTP 400), or kNotFound with reason::kNotFound (404).
 class SpaceIndex {
  public:
   static std::shared_ptr<const SpaceIndex> build(IndexInputs inputs);
@@ -99,10 +90,10 @@ class SpaceIndex {
   //! /api/versions: backends, their stacks newest first, the tasks, the defaults.
   nlohmann::json versions_json() const;
   //! /api/models
-  QueryResult<nlohmann::json> models_json(const ModelsQuery& query) const;
+  Result<nlohmann::json> models_json(const ModelsQuery& query) const;
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
-  QueryResult<nlohmann::json> model_json(const ModelId& id,
-                                         const std::map<std::string, std::string>& params) const;
+  Result<nlohmann::json> model_json(const ModelId& id,
+                                    const std::map<std::string, std::string>& params) const;
 
   std::size_t stack_count() const { return stacks_.size(); }
   std::size_t row_count() const { return row_count_; }
@@ -121,9 +112,9 @@ class SpaceIndex {
     const RankedModel* trending = nullptr;   //!< from the trending snapshot, if listed there
     std::string note;
   };
-  QueryResult<const StackVerdicts*> resolve_stack(const std::string& backend,
-                                                  const std::string& compiler_version,
-                                                  const std::string& library_version) const;
+  Result<const StackVerdicts*> resolve_stack(const std::string& backend,
+                                             const std::string& compiler_version,
+                                             const std::string& library_version) const;
   nlohmann::json entry_json(const ViewEntry& entry, const std::string& task,
                             const StackVerdicts& stack) const;
   std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;

@@ -68,8 +68,8 @@ std::shared_ptr<const SpaceIndex> sample_index() {
 
 json models(const SpaceIndex& index, ModelsQuery query) {
   auto result = index.models_json(query);
-  EXPECT_TRUE(std::holds_alternative<json>(result)) << std::get<QueryError>(result).message;
-  return std::holds_alternative<json>(result) ? std::get<json>(result) : json();
+  EXPECT_TRUE(result.ok()) << result.error().message();
+  return result.ok() ? *result : json();
 }
 
 TEST(SpaceIndex, VersionsAreNewestFirstByNumber) {
@@ -132,23 +132,24 @@ TEST(SpaceIndex, UnknownTaskOrVersionIsAnErrorNamingTheParameter) {
   ModelsQuery query;
   query.task = "text-to-speech";
   auto result = index->models_json(query);
-  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
-  EXPECT_EQ(std::get<QueryError>(result).status, 400);
-  EXPECT_EQ(std::get<QueryError>(result).parameters, std::vector<std::string>{"task"});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(result.error().has_reason(reason::kBadParameter));
+  EXPECT_EQ(result.error().subjects(), std::vector<std::string>{"task"});
   query = {};
   query.compiler_version = "9.9";
   result = index->models_json(query);
-  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
-  EXPECT_EQ(std::get<QueryError>(result).parameters, std::vector<std::string>{"compiler_version"});
-  EXPECT_NE(std::get<QueryError>(result).message.find("2.16.372.0"), std::string::npos);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().subjects(), std::vector<std::string>{"compiler_version"});
+  EXPECT_NE(result.error().message().find("2.16.372.0"), std::string::npos);
 }
 
 TEST(SpaceIndex, ModelPageHasHistoryWithTheRegressionMarked) {
   const auto index = sample_index();
   const auto id = ModelId::parse("Qwen/Qwen3-0.6B");
   auto result = index->model_json(*id, {});
-  ASSERT_TRUE(std::holds_alternative<json>(result));
-  const json out = std::get<json>(result);
+  ASSERT_TRUE(result.ok());
+  const json out = *result;
   EXPECT_EQ(out["status"], "FAIL_COMPILE");
   EXPECT_EQ(out["verdict"]["run_py"], "import torch\nprint('hello')\n");
   EXPECT_EQ(out["prefetch_command"], "sync neuronxcc-2.16.372.0 /tmp/cache");
@@ -158,15 +159,68 @@ TEST(SpaceIndex, ModelPageHasHistoryWithTheRegressionMarked) {
   EXPECT_TRUE(out["history"][0]["current"]);
   EXPECT_FALSE(out["history"][1]["regression"]);
 
-  const auto gemma = std::get<json>(index->model_json(*ModelId::parse("google/gemma-3-1b-it"), {}));
+  const json gemma = *index->model_json(*ModelId::parse("google/gemma-3-1b-it"), {});
   EXPECT_TRUE(gemma["history"][0]["fixed"]);
+}
+
+TEST(SpaceIndex, EveryStatusComesWithItsDisplayClass) {
+  const auto index = sample_index();
+  ModelsQuery query;
+  query.view = View::kDownloads;
+  query.compiler_version = "2.9.1";
+  const json out = models(*index, query);
+  std::vector<std::pair<std::string, std::string>> statuses;
+  for (const json& model : out["models"])
+    statuses.emplace_back(model["status"], model["status_class"]);
+  EXPECT_EQ(statuses, (std::vector<std::pair<std::string, std::string>>{
+                          {"FAIL_COMPILE", "fail"},
+                          {"PASS", "pass"},
+                          {"EXCLUDED", "excluded"},  // from the catalog, without a row
+                          {"not tested", "untested"}}));
+  const json page = *index->model_json(*ModelId::parse("Qwen/Qwen3-0.6B"), {});
+  EXPECT_EQ(page["status_class"], "fail");
+  EXPECT_EQ(page["history"][0]["status_class"], "fail");
+  EXPECT_EQ(page["history"][1]["status_class"], "pass");
+  const json gpt2 = *index->model_json(*ModelId::parse("openai-community/gpt2"), {});
+  EXPECT_EQ(gpt2["status"], "not tested");
+  EXPECT_EQ(gpt2["status_class"], "untested");
+}
+
+TEST(SpaceIndex, HistoryFollowsTheRegressionRule) {
+  // PASS → REFERENCE_FAIL or a curator's exclusion is unverified; PASS → too_large regresses.
+  auto on = [](std::string model, std::string compiler_version, std::string result,
+               std::optional<std::string> exclusion_reason = std::nullopt) {
+    VerdictRow row = row_on(std::move(model), std::move(compiler_version), std::move(result));
+    row.exclusion_reason = std::move(exclusion_reason);
+    return row;
+  };
+  IndexInputs inputs;
+  inputs.stacks.push_back(
+      stack_of({on("org/reference", "1.0", "PASS"), on("org/curated", "1.0", "PASS"),
+                on("org/grown", "1.0", "PASS")}));
+  inputs.stacks.push_back(stack_of({on("org/reference", "2.0", "REFERENCE_FAIL"),
+                                    on("org/curated", "2.0", "EXCLUDED", "low_priority"),
+                                    on("org/grown", "2.0", "EXCLUDED", "too_large")}));
+  const auto index = SpaceIndex::build(std::move(inputs));
+  auto newest = [&](const char* model) {
+    return (*index->model_json(*ModelId::parse(model), {}))["history"][0];
+  };
+  for (const char* model : {"org/reference", "org/curated"}) {
+    EXPECT_FALSE(newest(model)["regression"]) << model;
+    EXPECT_TRUE(newest(model)["unverified"]) << model;
+  }
+  EXPECT_EQ(newest("org/reference")["status_class"], "warn");
+  EXPECT_TRUE(newest("org/grown")["regression"]);
+  EXPECT_FALSE(newest("org/grown")["unverified"]);
+  EXPECT_EQ(newest("org/grown")["status_class"], "excluded");
 }
 
 TEST(SpaceIndex, UnknownModelIs404AndBackendWithoutCacheSaysSo) {
   const auto index = sample_index();
   auto result = index->model_json(*ModelId::parse("nobody/nothing"), {});
-  ASSERT_TRUE(std::holds_alternative<QueryError>(result));
-  EXPECT_EQ(std::get<QueryError>(result).status, 404);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(result.error().has_reason(reason::kNotFound));
   EXPECT_EQ(index->prefetch_command("cpu", "1.0"), std::nullopt);
 }
 

@@ -23,8 +23,35 @@ HttpResponse json_response(const json& value, int status = 200) {
   return response;
 }
 
-HttpResponse error_response(const QueryError& error) {
-  return json_error(error.status, error.message, error.parameters);
+//! The HTTP status of an Error, from its code: the input is wrong (400), the thing asked for
+//! does not exist (404), anything else is the server's fault (500).
+int http_status_of(const Error& error) {
+  switch (error.code()) {
+    case ErrorCode::kInvalidArgument:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+//! {"error": message, "parameters": the error's subjects} with the status of its code.
+HttpResponse error_response(const Error& error) {
+  return json_error(http_status_of(error), error.message(), error.subjects());
+}
+
+//! The request's parameters `names` are wrong: a 400 that names them.
+Error bad_parameters(std::string message, std::vector<std::string> names) {
+  return invalid_argument(std::move(message)).with_reason(reason::kBadParameter, std::move(names));
+}
+
+Error unknown_parameters_error(const std::vector<std::string>& unknown) {
+  return bad_parameters(fmt::format("unknown parameter{} {}", unknown.size() == 1 ? "" : "s",
+                                    fmt::join(unknown, ", ")),
+                        unknown);
 }
 
 //! Names in `query` that `allowed` does not list, for a 400 that names them.
@@ -41,8 +68,9 @@ Result<std::size_t> parse_count(const std::string& name, const std::string& text
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value > max) {
-    return invalid_argument(fmt::format("{} must be a whole number from 0 to {}, not {}", name, max,
-                                        quote_for_message(text)));
+    return bad_parameters(fmt::format("{} must be a whole number from 0 to {}, not {}", name, max,
+                                      quote_for_message(text)),
+                          {name});
   }
   return value;
 }
@@ -127,7 +155,7 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
   if (path == "/api/versions") {
     route_out = Route::kVersions;
     if (auto unknown = unknown_parameters(request.query, {}); !unknown.empty()) {
-      return json_error(400, "/api/versions takes no parameters", unknown);
+      return error_response(bad_parameters("/api/versions takes no parameters", unknown));
     }
     return cached(request,
                   [](const SpaceIndex& index) { return json_response(index.versions_json()); });
@@ -141,7 +169,7 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
     return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
   }
   if (path.starts_with("/api/")) {
-    return json_error(404, fmt::format("no API route {}", quote_for_message(path)));
+    return error_response(not_found(fmt::format("no API route {}", quote_for_message(path))));
   }
   route_out = Route::kPage;
   if (const StaticAsset* asset = assets_.find(path)) return assets_.respond(*asset, request);
@@ -149,7 +177,7 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
   if (path.starts_with("/model/")) {
     if (const StaticAsset* page = assets_.find("/")) return assets_.respond(*page, request);
   }
-  return json_error(404, fmt::format("nothing at {}", quote_for_message(path)));
+  return error_response(not_found(fmt::format("nothing at {}", quote_for_message(path))));
 }
 
 HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest& request) {
@@ -157,10 +185,7 @@ HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest
   if (auto unknown = unknown_parameters(params, {"view", "task", "q", "backend", "compiler_version",
                                                  "library_version", "offset", "limit"});
       !unknown.empty()) {
-    return json_error(400,
-                      fmt::format("unknown parameter{} {}", unknown.size() == 1 ? "" : "s",
-                                  fmt::join(unknown, ", ")),
-                      unknown);
+    return error_response(unknown_parameters_error(unknown));
   }
   auto param = [&](const char* name) {
     const auto found = params.find(name);
@@ -170,55 +195,51 @@ HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest
   if (const std::string view = param("view"); !view.empty()) {
     const auto parsed = parse_view(view);
     if (!parsed) {
-      return json_error(400,
-                        fmt::format("view {} is not one of selected, trending, downloads",
-                                    quote_for_message(view)),
-                        {"view"});
+      return error_response(
+          bad_parameters(fmt::format("view {} is not one of selected, trending, downloads",
+                                     quote_for_message(view)),
+                         {"view"}));
     }
     query.view = *parsed;
   }
   query.task = param("task");
   query.search = param("q");
   if (query.search.size() > 200) {
-    return json_error(400, "q is longer than 200 characters", {"q"});
+    return error_response(bad_parameters("q is longer than 200 characters", {"q"}));
   }
   query.backend = param("backend");
   query.compiler_version = param("compiler_version");
   query.library_version = param("library_version");
   if (params.contains("offset")) {
     auto offset = parse_count("offset", param("offset"), 10'000'000);
-    if (!offset.ok()) return json_error(400, offset.error().message(), {"offset"});
+    if (!offset.ok()) return error_response(offset.error());
     query.offset = *offset;
   }
   if (params.contains("limit")) {
     auto limit = parse_count("limit", param("limit"), 500);
-    if (!limit.ok()) return json_error(400, limit.error().message(), {"limit"});
+    if (!limit.ok()) return error_response(limit.error());
     query.limit = *limit;
   }
   auto result = index.models_json(query);
-  if (auto* error = std::get_if<QueryError>(&result)) return error_response(*error);
-  return json_response(std::get<json>(result));
+  if (!result.ok()) return error_response(result.error());
+  return json_response(*result);
 }
 
 HttpResponse SpaceService::api_model(const SpaceIndex& index, const HttpRequest& request) {
   if (auto unknown = unknown_parameters(request.query,
                                         {"task", "backend", "compiler_version", "library_version"});
       !unknown.empty()) {
-    return json_error(400,
-                      fmt::format("unknown parameter{} {}", unknown.size() == 1 ? "" : "s",
-                                  fmt::join(unknown, ", ")),
-                      unknown);
+    return error_response(unknown_parameters_error(unknown));
   }
   const std::string_view text = std::string_view(request.path).substr(sizeof("/api/model/") - 1);
   auto id = ModelId::parse(text);
   if (!id.ok()) {
-    return json_error(400,
-                      fmt::format("model id {}: {}", quote_for_message(text), id.error().message()),
-                      {"model"});
+    return error_response(bad_parameters(
+        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
   }
   auto result = index.model_json(*id, request.query);
-  if (auto* error = std::get_if<QueryError>(&result)) return error_response(*error);
-  return json_response(std::get<json>(result));
+  if (!result.ok()) return error_response(result.error());
+  return json_response(*result);
 }
 
 }  // namespace canrun::serve

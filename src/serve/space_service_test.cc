@@ -61,6 +61,18 @@ TEST(SpaceService, BadParametersAre400NamingThem) {
   EXPECT_EQ(service.handle(get("/api/nothing")).status, 404);
 }
 
+TEST(SpaceService, AnIndexErrorsStatusAndParametersComeFromItsCodeAndSubjects) {
+  SpaceService service = make_service(index_with("PASS"));
+  const auto task = service.handle(get("/api/models", {{"task", "text-to-nothing"}}));
+  EXPECT_EQ(task.status, 400);  // kInvalidArgument
+  EXPECT_EQ(json::parse(*task.body)["parameters"], json({"task"}));
+  const auto missing = service.handle(get("/api/model/nobody/nothing"));
+  EXPECT_EQ(missing.status, 404);  // kNotFound
+  EXPECT_FALSE(json::parse(*missing.body).contains("parameters"));
+  EXPECT_NE(json::parse(*missing.body)["error"].get<std::string>().find("nobody/nothing"),
+            std::string::npos);
+}
+
 TEST(SpaceService, OnlyTheShippedFilesAreServed) {
   SpaceService service = make_service(index_with("PASS"));
   EXPECT_EQ(service.handle(get("/")).status, 200);

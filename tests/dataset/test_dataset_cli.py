@@ -136,6 +136,37 @@ def test_diff_reports_changes_and_fails_on_regressions(canrun, two_stacks):
     assert "regressions (0)" in same.stdout
 
 
+def test_diff_lists_unverified_apart_and_does_not_fail_on_them(canrun, tmp_path, write_rows):
+    # PASS → REFERENCE_FAIL or a curator's exclusion says nothing against the backend:
+    # unverified, listed apart, exit 0. PASS → excluded by the planner is a regression.
+    write_rows(tmp_path, [
+        verdict_row("org/no-reference", "PASS", **OLD),
+        verdict_row("org/now-gated", "PASS", **OLD),
+        verdict_row("org/no-reference", "REFERENCE_FAIL", **NEW),
+        verdict_row("org/now-gated", "EXCLUDED", **NEW),
+    ])
+    result = canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "regressions (0)" in out
+    assert ("unverified, not counted as regressions (2)\n"
+            "  org/no-reference  text-generation  PASS → REFERENCE_FAIL\n"
+            "  org/now-gated  text-generation  PASS → EXCLUDED (gated)\n") in out
+    as_json = json.loads(canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM,
+                                "--json").stdout)
+    assert as_json["regressions"] == []
+    assert [(c["model_id"], c["to"]) for c in as_json["unverified"]] == [
+        ("org/no-reference", "REFERENCE_FAIL"), ("org/now-gated", "EXCLUDED")]
+
+    write_rows(tmp_path, [verdict_row("org/now-gated", "EXCLUDED", exclusion_reason="too_large",
+                                      started_at="2026-12-02T10:00:00Z", **NEW)])
+    result = canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM)
+    assert result.returncode == 1
+    assert ("regressions (1)\n  org/now-gated  text-generation  PASS → EXCLUDED (too_large)\n"
+            in result.stdout)
+    assert "unverified, not counted as regressions (1)\n" in result.stdout
+
+
 def test_diff_refuses_unknown_stacks(canrun, two_stacks):
     missing = canrun("dataset", "diff", two_stacks, "--from", OLD_STEM,
                      "--to", "neuron__neuronx-cc-9.9__transformers-9.9")

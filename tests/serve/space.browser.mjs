@@ -55,6 +55,9 @@ const rowIds = (page) => page.locator('table.models tbody a.model-link').allText
 const statusOf = (page, id) =>
   page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) })
     .locator('.badge').first().textContent();
+const badgeClassOf = (page, id) =>
+  page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) })
+    .locator('.badge').first().getAttribute('class');
 
 test('opens on Selected, in the curator order, with verdicts and exclusion reasons', async () => {
   const page = await openPage('/');
@@ -66,6 +69,11 @@ test('opens on Selected, in the curator order, with verdicts and exclusion reaso
   assert.equal(await statusOf(page, 'meta-llama/Llama-3.2-1B-Instruct'), 'EXCLUDED');
   assert.match(await page.locator('tr', { hasText: 'meta-llama/Llama-3.2-1B-Instruct' }).textContent(), /gated/);
   assert.equal(await statusOf(page, 'HuggingFaceTB/SmolLM2-135M-Instruct'), 'Not tested');
+  // Badges take the display class the API gives with each status.
+  assert.equal(await badgeClassOf(page, 'Qwen/Qwen3-0.6B'), 'badge fail');
+  assert.equal(await badgeClassOf(page, 'openai-community/gpt2'), 'badge pass');
+  assert.equal(await badgeClassOf(page, 'meta-llama/Llama-3.2-1B-Instruct'), 'badge excluded');
+  assert.equal(await badgeClassOf(page, 'HuggingFaceTB/SmolLM2-135M-Instruct'), 'badge untested');
   assert.equal(await page.locator('#compiler_version').inputValue(), '2.17.1.0+5e6f7a8b');
   await page.screenshot({ path: join(artifacts, 'main-laptop.png'), fullPage: true });
   await page.close();
