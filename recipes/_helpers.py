@@ -1,6 +1,14 @@
 stage = "load"  # the stage a failure is blamed on
 
 
+def import_torch():
+    """Imports the modules that register the device or the backend (IMPORTS), then torch."""
+    for module in IMPORTS:
+        importlib.import_module(module)
+    import torch
+    return torch
+
+
 def generate(torch, model, inputs, tokenizer, timings):
     """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
     first call compiles, the second is measured) and returns the result."""

@@ -13,9 +13,14 @@ namespace canrun::hub {
 
 namespace fs = std::filesystem;
 
+fs::path normal_folder(const fs::path& folder) {
+  fs::path normal = fs::absolute(folder).lexically_normal();
+  return normal.has_filename() ? normal : normal.parent_path();  // "a/b/" names b
+}
+
 std::string local_model_id(const fs::path& folder) {
   std::string name;
-  for (char c : fs::absolute(folder).lexically_normal().filename().string()) {
+  for (char c : normal_folder(folder).filename().string()) {
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c : '-';
   }
   while (name.find("--") != std::string::npos) name.replace(name.find("--"), 2, "-");
@@ -33,7 +38,7 @@ Result<LocalModel> find_local_model(std::string_view model, std::string_view rev
     }
     LocalModel source;
     source.model_id = local_model_id(as_folder);
-    source.load_from = fs::absolute(as_folder).lexically_normal().string();
+    source.load_from = normal_folder(as_folder).string();
     source.revision = parsed_revision.str();
     source.folder = source.load_from;
     return source;

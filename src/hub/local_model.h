@@ -29,4 +29,7 @@ Result<LocalModel> find_local_model(std::string_view model, std::string_view rev
 //! characters of name).
 std::string local_model_id(const std::filesystem::path& folder);
 
+//! The folder absolute and normal, without a trailing separator.
+std::filesystem::path normal_folder(const std::filesystem::path& folder);
+
 }  // namespace canrun::hub

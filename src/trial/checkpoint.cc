@@ -42,7 +42,7 @@ std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const Model
 Result<Checkpoint> resolve_folder(const CheckpointQuery& query) {
   Checkpoint checkpoint;
   checkpoint.source = CheckpointSource::kFolder;
-  const fs::path folder = fs::absolute(query.model).lexically_normal();
+  const fs::path folder = hub::normal_folder(query.model);
   checkpoint.model_id = query.folder_id ? query.folder_id->str() : hub::local_model_id(folder);
   checkpoint.load_from = folder.string();
   checkpoint.revision = query.revision;
