@@ -136,6 +136,7 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
 
   ProcessOutcome outcome;
   outcome.pgid = pid;
+  if (spec.on_start) spec.on_start(pid);
   outcome.timeout_s = std::chrono::duration<double>(spec.timeout).count();
   TailBuffer out(spec.output_limit), err(spec.output_limit);
   const auto deadline = started + spec.timeout;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,9 @@ struct ProcessSpec {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
   std::size_t output_limit = 1 << 20;  //!< bytes kept of each of stdout and stderr (the tail)
+  //! Called with the process group as soon as it started, e.g. to journal it: should canrun
+  //! itself die, a later canrun can end what is left of the group.
+  std::function<void(int pgid)> on_start;
 };
 
 struct ProcessOutcome {

@@ -124,6 +124,11 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
 
 }  // namespace
 
+fs::path absolute_cache_dir(const TrialRequest& request) {
+  // Absolute: run.py runs in its own folder, and reads the compile cache's path from its env.
+  return fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir);
+}
+
 Result<backend::BackendProfile> trial_profile(const TrialRequest& request) {
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, backend::find_profile(request.backend));
   CANRUN_RETURN_IF_ERROR(
@@ -165,23 +170,31 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::Backen
 
 Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
                                     std::string library_version) {
-  PreparedTrial trial;
-  trial.request = request;
-  CANRUN_ASSIGN_OR_RETURN(trial.profile, trial_profile(request));
-  // Absolute: run.py runs in its own folder, and reads the compile cache's path from its env.
-  trial.cache_dir =
-      fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir);
-  const stack::StackPython python(request.python, trial.cache_dir / "stack", launcher);
-  trial.python = python.python();
-  CANRUN_ASSIGN_OR_RETURN(trial.checkpoint,
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial_profile(request));
+  const stack::StackPython python(request.python, absolute_cache_dir(request) / "stack", launcher);
+  CANRUN_ASSIGN_OR_RETURN(Checkpoint checkpoint,
                           resolve_checkpoint({request.model, request.revision, std::nullopt}));
   if (library_version.empty()) {
     CANRUN_ASSIGN_OR_RETURN(library_version, stack::probe_library_version(python));
   }
-  trial.library_version = library_version;
-  CANRUN_ASSIGN_OR_RETURN(trial.plan, plan_trial(trial.checkpoint, trial.profile, python,
-                                                 library_version, request.plan_override));
+  CANRUN_ASSIGN_OR_RETURN(
+      TrialPlan plan,
+      plan_trial(checkpoint, profile, python, library_version, request.plan_override));
+  return prepare_planned(request, std::move(profile), std::move(checkpoint),
+                         std::move(library_version), std::move(plan));
+}
 
+Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::BackendProfile profile,
+                                      Checkpoint checkpoint, std::string library_version,
+                                      TrialPlan plan) {
+  PreparedTrial trial;
+  trial.request = request;
+  trial.profile = std::move(profile);
+  trial.cache_dir = absolute_cache_dir(request);
+  trial.python = request.python.empty() ? stack::default_python() : request.python;
+  trial.checkpoint = std::move(checkpoint);
+  trial.library_version = std::move(library_version);
+  trial.plan = std::move(plan);
   recipe::RecipeRequest& recipe = trial.recipe;
   recipe.model = trial.checkpoint.load_from;
   recipe.model_id = trial.checkpoint.model_id;
@@ -307,10 +320,7 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
 
 Result<TrialOutcome> run_trial(const TrialRequest& request, process::ProcessLauncher& launcher) {
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial_profile(request));
-  const stack::StackPython python(
-      request.python,
-      fs::absolute(request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "stack",
-      launcher);
+  const stack::StackPython python(request.python, absolute_cache_dir(request) / "stack", launcher);
   CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
   auto prepared = prepare_trial(request, launcher, stack.library_version);
   if (!prepared.ok()) return not_on_this_machine(prepared.error(), request.model);

@@ -99,6 +99,9 @@ struct TrialOutcome {
 //! The profile, with the request's memory overrides.
 Result<backend::BackendProfile> trial_profile(const TrialRequest& request);
 
+//! The request's cache folder, absolute (default_cache_dir() when not given).
+std::filesystem::path absolute_cache_dir(const TrialRequest& request);
+
 //! The plan step: the override, or the planner on the checkpoint's facts and the stack's
 //! parallel support (asked of `python`, cached).
 Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::BackendProfile& profile,
@@ -108,6 +111,12 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::Backen
 //! Resolve, plan and render. `library_version` empty: asked of the stack's Python.
 Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
                                     std::string library_version = "");
+
+//! The render step alone, for a checkpoint already resolved and planned (a campaign plans its
+//! whole work list first): what prepare_trial returns after its own resolving and planning.
+Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::BackendProfile profile,
+                                      Checkpoint checkpoint, std::string library_version,
+                                      TrialPlan plan);
 
 //! Run, classify and verify a prepared trial on its placement. A verdict, or an error when it
 //! could not be run or verified (a stack without the compiler, files not on this machine, a
