@@ -76,6 +76,7 @@ int run(int argc, char** argv) {
   CommandAction action;
   CommandRegistry registry{&app, &action};
   register_test_command(registry);
+  register_campaign_command(registry);
   register_plan_command(registry);
   register_render_command(registry);
   register_judge_command(registry);

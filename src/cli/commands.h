@@ -16,6 +16,7 @@ struct CommandRegistry {
   CommandAction* action;
 };
 
+void register_campaign_command(const CommandRegistry& registry);
 void register_dataset_command(const CommandRegistry& registry);
 void register_hub_command(const CommandRegistry& registry);
 void register_judge_command(const CommandRegistry& registry);

@@ -9,6 +9,11 @@ void add_model_options(CLI::App& command, TrialOptions& options) {
   command.add_option("MODEL", request.model, "Hub id, or a local checkpoint folder")->required();
   command.add_option("--revision", request.revision, "Branch, tag or commit")
       ->capture_default_str();
+  add_stack_options(command, options);
+}
+
+void add_stack_options(CLI::App& command, TrialOptions& options) {
+  trial::TrialRequest& request = options.request;
   command.add_option("--backend,-b", request.backend, "Backend profile name or .toml path")
       ->capture_default_str();
   command.add_option("--memory-per-core", request.memory_per_core_gib,

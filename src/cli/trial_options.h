@@ -19,8 +19,12 @@ struct TrialOptions {
   int timeout_s = 1800;
 };
 
-//! What names the model and its plan (canrun plan, render, test): MODEL, --revision, --backend,
-//! --memory-per-core, --reserve, --python, --cache.
+//! What names the stack and how models are planned on it (every command that plans):
+//! --backend, --memory-per-core, --reserve, --python, --cache.
+void add_stack_options(CLI::App& command, TrialOptions& options);
+
+//! What names the model and its plan (canrun plan, render, test): MODEL, --revision and the
+//! stack options.
 void add_model_options(CLI::App& command, TrialOptions& options);
 
 //! What names the model, its plan and its run.py (canrun render, test): the model options and

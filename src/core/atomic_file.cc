@@ -70,17 +70,43 @@ Result<std::string> read_file(const std::filesystem::path& path) {
 }
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& lock_path) {
+  CANRUN_ASSIGN_OR_RETURN(std::optional<FileLock> lock, lock(lock_path, /*wait=*/true));
+  return std::move(*lock);
+}
+
+Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::path& lock_path) {
+  return lock(lock_path, /*wait=*/false);
+}
+
+Result<std::optional<FileLock>> FileLock::lock(const std::filesystem::path& lock_path, bool wait) {
   std::error_code ignored;
   std::filesystem::create_directories(lock_path.parent_path(), ignored);
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return errno_error("cannot open lock file", lock_path);
-  while (::flock(fd, LOCK_EX) != 0) {
+  while (::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK && !wait) {
+      ::close(fd);
+      return std::optional<FileLock>();
+    }
     Error error = errno_error("cannot lock", lock_path);
     ::close(fd);
     return error;
   }
-  return FileLock(fd);
+  return std::optional<FileLock>(FileLock(fd));
+}
+
+Status append_line(const std::filesystem::path& path, std::string_view line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_error("cannot open", path);
+  std::string text(line);
+  text += '\n';
+  const ssize_t written = ::write(fd, text.data(), text.size());
+  Status status = written == static_cast<ssize_t>(text.size()) ? ok_status()
+                                                                : errno_error("cannot append to", path);
+  if (status.ok() && ::fdatasync(fd) != 0) status = errno_error("cannot sync", path);
+  ::close(fd);
+  return status;
 }
 
 FileLock::~FileLock() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "core/result.h"
@@ -20,11 +21,17 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
 //! Reads a whole file.
 Result<std::string> read_file(const std::filesystem::path& path);
 
+//! Appends `line` and a newline in one write(2) with O_APPEND, then syncs: a journal line is
+//! there whole after a crash, or (at worst, the last one) cut short, which readers skip.
+Status append_line(const std::filesystem::path& path, std::string_view line);
+
 //! An exclusive flock(2) on a lock file, released when destroyed (or when the process dies).
 class FileLock {
  public:
   //! Blocks until the lock is held; creates the lock file and its folder if needed.
   static Result<FileLock> acquire(const std::filesystem::path& lock_path);
+  //! The lock if no one else holds it now; nullopt when someone does.
+  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& lock_path);
 
   FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;
@@ -33,6 +40,7 @@ class FileLock {
 
  private:
   explicit FileLock(int fd) : fd_(fd) {}
+  static Result<std::optional<FileLock>> lock(const std::filesystem::path& lock_path, bool wait);
   int fd_;
 };
 

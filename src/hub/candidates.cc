@@ -94,27 +94,32 @@ const std::vector<std::string>& supported_tasks() {
   return tasks;
 }
 
-Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
-                                                 const ModelInfoLookup& lookup,
-                                                 stack::ArchitectureSupport& architectures) {
+std::vector<Candidate> list_candidates(const CandidateInputs& inputs) {
   std::vector<Candidate> candidates;
   std::map<std::string, std::size_t> index_of;
   for (const auto& model : inputs.selected->for_task(inputs.task)) {
     index_of[model.id.str()] = candidates.size();
     candidates.push_back(Candidate{model.id.str(), true, model.note, {}, {}, "", ""});
   }
-  std::map<std::string, const RankedModel*> ranked_by_id;
   for (std::size_t idx = 0; idx < inputs.ranked.size(); ++idx) {
     const RankedModel& model = inputs.ranked[idx];
-    ranked_by_id[model.id] = &model;
     const auto found = index_of.find(model.id);
     if (found != index_of.end()) {
-      candidates[found->second].rank = idx + 1;
+      if (!candidates[found->second].rank) candidates[found->second].rank = idx + 1;
       continue;
     }
     index_of[model.id] = candidates.size();
     candidates.push_back(Candidate{model.id, false, "", idx + 1, {}, "", ""});
   }
+  return candidates;
+}
+
+Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
+                                                 const ModelInfoLookup& lookup,
+                                                 stack::ArchitectureSupport& architectures) {
+  std::vector<Candidate> candidates = list_candidates(inputs);
+  std::map<std::string, const RankedModel*> ranked_by_id;
+  for (const RankedModel& model : inputs.ranked) ranked_by_id.emplace(model.id, &model);
 
   // Curated rules first; the rest need the model's signals.
   std::vector<std::pair<std::size_t, ModelSignals>> to_check;

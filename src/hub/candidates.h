@@ -60,6 +60,10 @@ struct CandidateInputs {
   std::vector<RankedModel> ranked;  //!< the top N, in rank order
 };
 
+//! The candidates without their exclusions: the curated list in its order, then the ranked
+//! models not in it (a model ranked twice keeps its first rank).
+std::vector<Candidate> list_candidates(const CandidateInputs& inputs);
+
 //! The candidates, curated first, each with its exclusion (if any). Errors only from the
 //! architecture probe (the stack's Python could not answer).
 Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,

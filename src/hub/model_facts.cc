@@ -26,6 +26,13 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
           reference.is_string() ? reference.get<std::string>() : reference.dump();
     }
   }
+  if (const auto it = config.find("quantization_config"); it != config.end() && !it->is_null()) {
+    if (!it->is_object()) return json_field_type_error(where, "quantization_config", *it, "an object");
+    const auto method = it->find("quant_method");
+    facts.quantization = method != it->end() && method->is_string() && !method->empty()
+                             ? method->get<std::string>()
+                             : std::string("unknown");
+  }
   // Multimodal configs keep the language model's numbers under text_config.
   const json* numbers = &config;
   if (const auto text = config.find("text_config"); text != config.end() && text->is_object() &&

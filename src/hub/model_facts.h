@@ -45,6 +45,9 @@ struct ModelFacts {
   std::vector<std::string> architectures;           //!< e.g. {"LlamaForCausalLM"}
   std::optional<std::string> model_type;            //!< e.g. "llama"
   std::map<std::string, std::string> auto_map;      //!< auto class → remote code reference
+  //! quantization_config.quant_method ("fp8", "gptq", "awq", "bitsandbytes", ...): the weights
+  //! are quantized; absent for a plain checkpoint.
+  std::optional<std::string> quantization;
   std::optional<std::int64_t> num_attention_heads;  //!< attention heads
   std::optional<std::int64_t> num_key_value_heads;  //!< KV heads (GQA)
   std::optional<std::int64_t> num_experts;  //!< routed experts (num_local_experts / num_experts)

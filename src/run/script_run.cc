@@ -23,7 +23,7 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
                               fmt::format("{}-{}", profile.compiler, place.compiler_version))
                                  .string();
   }
-  if (auto pinning = backend::pinning_value(profile, place.cores)) {
+  if (auto pinning = place.pinning ? place.pinning : backend::pinning_value(profile, place.cores)) {
     env[profile.pinning_env] = *pinning;
   }
   const std::string profile_dir = profile.source.parent_path().string();

@@ -29,6 +29,7 @@ struct ScriptPlace {
   std::filesystem::path cache_dir;  //!< compile caches go below it, per compiler version
   std::string compiler_version;
   backend::CoreRange cores;  //!< the cores it may use (run.py gives each rank its share)
+  std::optional<std::string> pinning;  //!< the pinning variable's value; empty: from `cores`
   bool hf_offline = false;   //!< HF_HUB_OFFLINE=1: the HF cache holds the checkpoint
 };
 

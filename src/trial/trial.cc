@@ -236,7 +236,7 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
   const fs::path work_dir = trial.cache_dir / "runs";
   const std::string& model_id = trial.checkpoint.model_id;
   run::ScriptPlace place{trial.cache_dir, stack.compiler_version, placement.cores,
-                         trial.checkpoint.in_hf_cache()};
+                         placement.pinning, trial.checkpoint.in_hf_cache()};
 
   // 1. The backend. A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", model_id, trial.profile.name);
@@ -287,6 +287,7 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
     CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir, run::make_run_dir(work_dir, model_id, "reference"));
     run::ScriptPlace reference_place = place;
     reference_place.cores = {placement.cores.first, 1};
+    reference_place.pinning.reset();
     CANRUN_ASSIGN_OR_RETURN(
         run::ScriptRun ref_run,
         run::run_script(reference_script, ref_dir, trial.python,
@@ -326,7 +327,7 @@ Result<TrialOutcome> run_trial(const TrialRequest& request, process::ProcessLaun
   if (!prepared.ok()) return not_on_this_machine(prepared.error(), request.model);
   PreparedTrial trial = std::move(prepared).value();
   trial.stack = std::move(stack);
-  return run_prepared_trial(trial, Placement{{0, trial.plan.cores}, {}}, launcher);
+  return run_prepared_trial(trial, Placement{{0, trial.plan.cores}, {}, {}}, launcher);
 }
 
 }  // namespace canrun::trial

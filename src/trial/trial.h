@@ -62,8 +62,11 @@ struct TrialRequest {
 
 //! Where a scheduler puts a trial: the cores it may use and its run folder.
 struct Placement {
-  backend::CoreRange cores;        //!< `count` must be the plan's cores; first: where they start
-  std::filesystem::path run_dir;   //!< empty: a fresh folder under <cache>/runs
+  backend::CoreRange cores;  //!< `count` must be the plan's cores; first: where they start
+  //! The value of the profile's pinning variable, when the scheduler computed it (cores that are
+  //! not one range; a thread count on a `count` profile); empty: backend::pinning_value(cores).
+  std::optional<std::string> pinning;
+  std::filesystem::path run_dir;  //!< empty: a fresh folder under <cache>/runs
 };
 
 //! The plan step's answer.

@@ -1,0 +1,123 @@
+#include "campaign/campaign_dir.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "core/utc_time.h"
+#include "dataset/row_json.h"
+
+namespace canrun::campaign {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<nlohmann::json> read_json_file(const fs::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return corrupt(fmt::format("{}: not valid JSON", path.string()));
+  return json;
+}
+
+}  // namespace
+
+bool CampaignDir::planned() const { return fs::exists(root_ / "work.json"); }
+
+fs::path CampaignDir::slice_dir(int slice) const {
+  return root_ / "slices" / std::to_string(slice);
+}
+
+Result<FileLock> CampaignDir::lock() const {
+  CANRUN_ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::try_acquire(root_ / ".lock"));
+  if (!lock) {
+    return Error(ErrorCode::kFailedCheck,
+                 fmt::format("campaign folder {} is in use by another canrun", root_.string()));
+  }
+  return std::move(*lock);
+}
+
+Status CampaignDir::write_plan(const nlohmann::json& settings,
+                               const std::vector<WorkItem>& items) const {
+  std::error_code error;
+  fs::create_directories(root_, error);
+  if (error) return io_error(fmt::format("cannot create {}: {}", root_.string(), error.message()));
+  nlohmann::json work = {{"items", nlohmann::json::array()}};
+  for (const WorkItem& item : items) work["items"].push_back(work_item_to_json(item));
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(root_ / "campaign.json", settings.dump(1) + "\n"));
+  return write_file_atomically(root_ / "work.json", work.dump(1) + "\n");
+}
+
+Result<nlohmann::json> CampaignDir::read_settings() const {
+  return read_json_file(root_ / "campaign.json");
+}
+
+Result<std::vector<WorkItem>> CampaignDir::read_work() const {
+  const fs::path path = root_ / "work.json";
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json work, read_json_file(path));
+  if (!work.is_object() || !work.contains("items") || !work["items"].is_array()) {
+    return corrupt(fmt::format("{}: no \"items\" list", path.string()));
+  }
+  std::vector<WorkItem> items;
+  for (const auto& entry : work["items"]) {
+    auto item = work_item_from_json(entry);
+    if (!item.ok()) return item.error().with_context(path.string());
+    items.push_back(std::move(*item));
+  }
+  return items;
+}
+
+Status CampaignDir::write_result(int slice, std::size_t index,
+                                 const dataset::VerdictRow& row) const {
+  const fs::path dir = slice_dir(slice) / "results";
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return io_error(fmt::format("cannot create {}: {}", dir.string(), error.message()));
+  return write_file_atomically(dir / fmt::format("{}.json", index),
+                               dataset::row_to_json(row).dump() + "\n");
+}
+
+Result<std::map<std::size_t, dataset::VerdictRow>> CampaignDir::read_results(
+    int slice, std::vector<std::string>* problems) const {
+  std::map<std::size_t, dataset::VerdictRow> results;
+  const fs::path dir = slice_dir(slice) / "results";
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with('.') || !name.ends_with(".json")) continue;  // a writer's temp file
+    std::size_t index = 0;
+    std::istringstream digits(name.substr(0, name.size() - 5));
+    if (!(digits >> index) || !digits.eof()) continue;
+    auto json = read_json_file(it->path());
+    auto row = json.ok() ? dataset::row_from_json(*json) : Result<dataset::VerdictRow>(json.error());
+    if (!row.ok()) {
+      if (problems) problems->push_back(fmt::format("{}: {}", it->path().string(), row.error().message()));
+      continue;
+    }
+    results.emplace(index, std::move(*row));
+  }
+  return results;
+}
+
+Status CampaignDir::journal(int slice, nlohmann::json event) const {
+  const fs::path dir = slice_dir(slice);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  event["at"] = format_utc(std::chrono::system_clock::now(), UtcFraction::kMicroseconds);
+  return append_line(dir / "journal.jsonl", event.dump());
+}
+
+std::vector<nlohmann::json> CampaignDir::read_journal(int slice) const {
+  std::vector<nlohmann::json> events;
+  auto text = read_file(slice_dir(slice) / "journal.jsonl");
+  if (!text.ok()) return events;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (event.is_object()) events.push_back(std::move(event));
+  }
+  return events;
+}
+
+}  // namespace canrun::campaign

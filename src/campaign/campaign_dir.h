@@ -1,0 +1,62 @@
+// A campaign folder: the durable state of one campaign, local or spread over a fleet (a local
+// campaign is a fleet campaign of one slice).
+//
+//   DIR/campaign.json               what the campaign is: backend, tasks, dataset, options
+//   DIR/work.json                   the planned work list, {"items": [...]} (work.h)
+//   DIR/.lock                       held by the canrun running it (one at a time)
+//   DIR/slices/<n>/results/<i>.json the verdict row of item i (row_json.h), written atomically
+//                                   once the item is done: the results are the progress
+//   DIR/slices/<n>/journal.jsonl    append-only events: an item started, a process group began
+//                                   (so a later canrun can end what a killed one left), done
+//
+// Thread safety: write_result and journal may be called from several threads at once (each
+// writes its own file, or appends one whole line); the rest from one thread.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "campaign/work.h"
+#include "core/atomic_file.h"
+#include "core/result.h"
+#include "dataset/verdict_row.h"
+
+namespace canrun::campaign {
+
+class CampaignDir {
+ public:
+  explicit CampaignDir(std::filesystem::path root) : root_(std::move(root)) {}
+  const std::filesystem::path& root() const { return root_; }
+
+  //! Whether a campaign was planned here (work.json exists).
+  bool planned() const;
+  //! Holds DIR/.lock; kFailedCheck naming the folder when another canrun holds it.
+  Result<FileLock> lock() const;
+
+  //! Writes campaign.json and work.json (atomically each).
+  Status write_plan(const nlohmann::json& settings, const std::vector<WorkItem>& items) const;
+  Result<nlohmann::json> read_settings() const;
+  Result<std::vector<WorkItem>> read_work() const;
+
+  //! The verdict of item `index` of slice `slice`, written atomically.
+  Status write_result(int slice, std::size_t index, const dataset::VerdictRow& row) const;
+  //! Every finished item of the slice: index → row. A result file that does not parse is
+  //! reported in `problems` and counts as not done.
+  Result<std::map<std::size_t, dataset::VerdictRow>> read_results(
+      int slice, std::vector<std::string>* problems = nullptr) const;
+
+  //! Appends one event (a JSON object; "at" is added) to the slice's journal.
+  Status journal(int slice, nlohmann::json event) const;
+  //! The slice's events in order; a line cut short by a crash is skipped.
+  std::vector<nlohmann::json> read_journal(int slice) const;
+
+  std::filesystem::path slice_dir(int slice) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace canrun::campaign

@@ -1,0 +1,379 @@
+#include "campaign/local_campaign.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "campaign/campaign_dir.h"
+#include "campaign/expected_time.h"
+#include "campaign/host_budget.h"
+#include "campaign/scheduler.h"
+#include "core/atomic_file.h"
+#include "core/log.h"
+#include "core/version.h"
+#include "dataset/dataset.h"
+#include "stack/stack.h"
+
+namespace canrun::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kSlice = 0;  //!< a local campaign is a fleet campaign of one slice
+constexpr const char* kCampaignVariable = "CANRUN_CAMPAIGN";
+
+//! A launcher that journals every process group it starts and can kill those still running.
+class TrackingLauncher final : public process::ProcessLauncher {
+ public:
+  TrackingLauncher(process::ProcessLauncher& inner, const CampaignDir& dir)
+      : inner_(inner), dir_(dir) {}
+
+  Result<process::ProcessOutcome> run(const process::ProcessSpec& spec) override {
+    process::ProcessSpec tracked = spec;
+    int group = 0;
+    tracked.on_start = [&](int pgid) {
+      group = pgid;
+      {
+        std::lock_guard lock(mutex_);
+        if (killing_) ::kill(-pgid, SIGKILL);
+        live_.insert(pgid);
+      }
+      (void)dir_.journal(kSlice, {{"event", "process"}, {"pgid", pgid}});
+      if (spec.on_start) spec.on_start(pgid);
+    };
+    auto outcome = inner_.run(tracked);
+    std::lock_guard lock(mutex_);
+    live_.erase(group);
+    return outcome;
+  }
+
+  //! Kills every running group, and every one started from now on.
+  void kill_all() {
+    std::lock_guard lock(mutex_);
+    killing_ = true;
+    for (int pgid : live_) ::kill(-pgid, SIGKILL);
+  }
+
+ private:
+  process::ProcessLauncher& inner_;
+  const CampaignDir& dir_;
+  std::mutex mutex_;
+  std::set<int> live_;
+  bool killing_ = false;
+};
+
+nlohmann::json settings_json(const CampaignOptions& options) {
+  const auto& trial = options.trial;
+  return {{"canrun_version", kCanrunVersion},
+          {"backend", trial.backend},
+          {"tasks", options.selection.tasks},
+          {"out", fs::absolute(options.out).string()},
+          {"top", options.selection.top},
+          {"tokens", trial.new_tokens},
+          {"timeout_s", trial.timeout.count()},
+          {"memory_per_core_gib", trial.memory_per_core_gib},
+          {"reserve_gib", trial.reserve_gib}};
+}
+
+//! The host share a trial holds: on a `count` profile its cores are the CPUs (the scheduler
+//! counts them), elsewhere the compiler and the CPU reference run on the host beside it; memory
+//! for the CPU reference's weights in float32 and the process.
+Job job_of(std::size_t index, const WorkItem& item, const backend::BackendProfile& profile,
+           const RuntimeHistory& history) {
+  Job job;
+  job.id = std::to_string(index);
+  job.cores = item.cores;
+  job.host_cpus = profile.pinning_syntax == "count" ? 0 : 2;
+  job.host_memory_gib = 1.0 + 3.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
+  job.expected_s = expected_seconds(
+      TestSize{item.model_id, profile.name, item.weights_bytes, item.cores}, &history);
+  return job;
+}
+
+//! The row of an item excluded before running: the stack's columns, the reason and why.
+Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const CampaignOptions& options,
+                                         const backend::BackendProfile& profile,
+                                         const stack::Stack& stack,
+                                         process::ProcessLauncher& launcher) {
+  trial::PreparedTrial trial;
+  trial.request = options.trial;
+  trial.request.task = item.task;
+  trial.profile = profile;
+  trial.cache_dir = trial::absolute_cache_dir(options.trial);
+  trial.python = stack.python;
+  trial.checkpoint.model_id = item.model_id;
+  if (!item.revision.empty()) {
+    trial.checkpoint.revision = item.revision;
+    trial.checkpoint.commit = item.revision;
+  }
+  trial.stack = stack;
+  trial.plan.exclusion = item.exclusion_reason;
+  trial.plan.why = item.why;
+  if (item.weights_bytes > 0) {
+    trial.plan.stack_plan.emplace();
+    trial.plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  }
+  CANRUN_ASSIGN_OR_RETURN(trial::TrialOutcome outcome,
+                          trial::run_prepared_trial(trial, {}, launcher));
+  return outcome.row;
+}
+
+//! One planned trial, start to verdict.
+Result<trial::TrialOutcome> run_item(const WorkItem& item, const CampaignOptions& options,
+                                     const backend::BackendProfile& profile,
+                                     const stack::Stack& stack, const CoreGrant& grant,
+                                     process::ProcessLauncher& launcher) {
+  trial::TrialRequest request = options.trial;
+  request.model = item.model_id;
+  request.revision = item.revision.empty() ? "main" : item.revision;
+  request.task = item.task;
+  CANRUN_ASSIGN_OR_RETURN(trial::Checkpoint checkpoint,
+                          trial::resolve_checkpoint({request.model, request.revision, {}}));
+  trial::TrialPlan plan;
+  plan.cores = item.cores;
+  plan.parallelism = item.parallelism;
+  plan.stack_plan.emplace();
+  plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  CANRUN_ASSIGN_OR_RETURN(trial::PreparedTrial trial,
+                          trial::prepare_planned(request, profile, std::move(checkpoint),
+                                                 stack.library_version, std::move(plan)));
+  trial.stack = stack;
+  trial::Placement placement;
+  placement.cores = {grant.range().first, grant.count()};
+  placement.pinning = profile.pinning_syntax == "count"
+                          ? std::optional<std::string>(std::to_string(grant.count()))
+                          : grant_pinning_value(profile, grant);
+  return trial::run_prepared_trial(trial, placement, launcher);
+}
+
+//! The scheduler of this machine for the profile, within --cores.
+Result<Scheduler> make_scheduler(const backend::BackendProfile& profile, int max_cores) {
+  CANRUN_ASSIGN_OR_RETURN(HostResources host, host_resources());
+  backend::BackendProfile limited = profile;
+  int host_cpus = static_cast<int>(host.cpus);
+  if (max_cores > 0) {
+    host_cpus = std::min(host_cpus, max_cores);
+    if (profile.pinning_syntax != "count") {
+      const int per_device = std::max(1, limited.topology.cores_per_device);
+      limited.topology.devices =
+          std::min(limited.topology.devices, std::max(1, (max_cores + per_device - 1) / per_device));
+    }
+  }
+  CANRUN_ASSIGN_OR_RETURN(CoreAllocator cores, CoreAllocator::for_profile(limited, host_cpus));
+  CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
+  return Scheduler(std::move(cores), std::move(budget));
+}
+
+bool needs_retry(const dataset::VerdictRow& row, std::string_view retry) {
+  if (row.result == VerdictResult::kExcluded) return false;
+  if (retry == "all") return true;
+  return retry == "failed" && row.result != VerdictResult::kPass;
+}
+
+}  // namespace
+
+Result<PlannedWork> plan_campaign(const CampaignOptions& options,
+                                  process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(options.trial));
+  const stack::StackPython python(options.trial.python,
+                                  trial::absolute_cache_dir(options.trial) / "stack", launcher);
+  CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
+  return plan_work(options.selection, options.trial, stack.library_version, launcher);
+}
+
+int end_leftover_processes(const fs::path& dir) {
+  const std::string mark = std::string(kCampaignVariable) + "=" + fs::absolute(dir).string();
+  std::set<int> groups;
+  for (const auto& event : CampaignDir(dir).read_journal(kSlice)) {
+    if (event.value("event", "") == "process" && event.value("pgid", 0) > 1)
+      groups.insert(event["pgid"].get<int>());
+  }
+  if (groups.empty()) return 0;
+  int killed = 0;
+  std::error_code error;
+  for (fs::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const int pid = std::stoi(name);
+    if (pid == ::getpid() || !groups.contains(::getpgid(pid))) continue;
+    std::ifstream environ(it->path() / "environ", std::ios::binary);
+    std::string variables((std::istreambuf_iterator<char>(environ)), {});
+    if (variables.find(mark + '\0') == std::string::npos &&
+        !variables.ends_with(mark)) {
+      continue;  // a process that reuses the number, not one of ours
+    }
+    if (::kill(pid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
+                                     process::ProcessLauncher& launcher,
+                                     CampaignObserver& observer, const std::atomic<bool>& stop) {
+  const auto started = Clock::now();
+  const CampaignDir dir(fs::absolute(options.dir));
+  std::error_code error;
+  fs::create_directories(dir.root(), error);
+  CANRUN_ASSIGN_OR_RETURN(FileLock lock, dir.lock());
+  // Every process of this campaign's runs carries the folder, so a later canrun can tell them.
+  ::setenv(kCampaignVariable, dir.root().c_str(), 1);
+  if (const int killed = end_leftover_processes(dir.root()); killed > 0) {
+    log::warning("ended {} process(es) left by an earlier canrun of this campaign", killed);
+  }
+  TrackingLauncher tracking(launcher, dir);
+
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(options.trial));
+  const stack::StackPython python(options.trial.python,
+                                  trial::absolute_cache_dir(options.trial) / "stack", tracking);
+  CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
+  const dataset::DatasetDir dataset(options.out);
+
+  CampaignOutcome outcome;
+  std::map<std::size_t, dataset::VerdictRow> recorded;  // done before this run
+  if (options.resume && dir.planned()) {
+    CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, dir.read_settings());
+    if (settings.value("backend", "") != options.trial.backend) {
+      return invalid_argument(fmt::format(
+          "campaign folder {} holds a campaign on backend {}, not {}; give its backend or "
+          "another --campaign-dir",
+          dir.root().string(), settings.value("backend", "?"), options.trial.backend));
+    }
+    CANRUN_ASSIGN_OR_RETURN(outcome.items, dir.read_work());
+    CANRUN_ASSIGN_OR_RETURN(recorded, dir.read_results(kSlice, &outcome.problems));
+  } else {
+    CANRUN_ASSIGN_OR_RETURN(PlannedWork work, plan_work(options.selection, options.trial,
+                                                        stack.library_version, tracking));
+    outcome.items = std::move(work.items);
+    outcome.unresolved = std::move(work.unresolved);
+    fs::remove_all(dir.slice_dir(kSlice), error);
+    CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options), outcome.items));
+    // A new campaign on a stack already in the dataset re-tests only what changed: a row of
+    // the same model and task at the same revision stands.
+    CANRUN_ASSIGN_OR_RETURN(dataset::StackKey key,
+                            dataset::StackKey::make(profile.name, profile.compiler,
+                                                    stack.compiler_version, "transformers",
+                                                    stack.library_version));
+    if (auto rows = dataset.read_stack(key); rows.ok()) {
+      for (std::size_t index = 0; index < outcome.items.size(); ++index) {
+        const WorkItem& item = outcome.items[index];
+        for (const dataset::VerdictRow& row : *rows) {
+          if (row.model_id == item.model_id && row.task == item.task && !item.excluded() &&
+              row.revision.value_or("") == item.revision && !item.revision.empty()) {
+            recorded.emplace(index, row);
+            CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row));
+          }
+        }
+      }
+    }
+  }
+
+  // What runs now: excluded items get their row at once; done items stand unless retried.
+  RuntimeHistory history;
+  std::vector<std::size_t> to_run;
+  std::vector<std::size_t> to_exclude;
+  for (std::size_t index = 0; index < outcome.items.size(); ++index) {
+    const auto done = recorded.find(index);
+    if (done != recorded.end()) {
+      history.record(done->second.model_id, done->second.backend, done->second.started_at,
+                     done->second.runtime_s.value_or(0));
+      if (!needs_retry(done->second, options.retry)) {
+        outcome.results.emplace(index, done->second);
+        continue;
+      }
+    }
+    (outcome.items[index].excluded() ? to_exclude : to_run).push_back(index);
+  }
+  observer.planned(outcome.items, to_run.size() + to_exclude.size());
+
+  std::mutex mutex;  // guards `finished`, dataset writes and the outcome
+  const auto record = [&](std::size_t index, dataset::VerdictRow row) -> Status {
+    CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row));
+    CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
+    (void)dir.journal(kSlice, {{"event", "done"}, {"item", index},
+                               {"result", std::string(to_string(row.result))}});
+    outcome.results[index] = std::move(row);
+    return ok_status();
+  };
+  for (std::size_t index : to_exclude) {
+    if (stop) break;
+    CANRUN_ASSIGN_OR_RETURN(dataset::VerdictRow row,
+                            excluded_row(outcome.items[index], options, profile, stack, tracking));
+    CANRUN_RETURN_IF_ERROR(record(index, row));
+    observer.finished(outcome.items[index], outcome.results[index]);
+  }
+
+  CANRUN_ASSIGN_OR_RETURN(Scheduler scheduler, make_scheduler(profile, options.max_cores));
+  for (std::size_t index : to_run) {
+    CANRUN_RETURN_IF_ERROR(scheduler.add(job_of(index, outcome.items[index], profile, history)));
+  }
+  struct Finished {
+    std::size_t index;
+    Result<trial::TrialOutcome> trial;
+  };
+  std::vector<Finished> finished;
+  std::condition_variable wake;
+  std::vector<std::thread> threads;
+  std::size_t running = 0;
+  Status failure;
+  while (!scheduler.idle() && !stop && failure.ok()) {
+    const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
+    for (const JobStart& start : scheduler.start_ready(now_s)) {
+      const std::size_t index = std::stoul(start.id);
+      const WorkItem& item = outcome.items[index];
+      (void)dir.journal(kSlice, {{"event", "start"}, {"item", index},
+                                 {"cores", describe_grant(start.cores)}});
+      observer.started(item, describe_grant(start.cores));
+      ++running;
+      threads.emplace_back([&, index, grant = start.cores] {
+        auto result = run_item(outcome.items[index], options, profile, stack, grant, tracking);
+        std::lock_guard guard(mutex);
+        finished.push_back({index, std::move(result)});
+        wake.notify_all();
+      });
+    }
+    std::vector<Finished> done;
+    {
+      std::unique_lock guard(mutex);
+      wake.wait_for(guard, std::chrono::seconds(1), [&] { return !finished.empty() || stop; });
+      done.swap(finished);
+    }
+    for (Finished& one : done) {
+      --running;
+      (void)scheduler.finish(std::to_string(one.index));
+      const WorkItem& item = outcome.items[one.index];
+      if (stop) break;  // a trial cut short by the stop is no verdict
+      if (!one.trial.ok()) {
+        outcome.problems.push_back(fmt::format("{} ({}): {}", item.model_id, item.task,
+                                               one.trial.error().message()));
+        observer.failed(item, one.trial.error());
+        continue;
+      }
+      std::lock_guard guard(mutex);
+      if (auto status = record(one.index, std::move(one.trial->row)); !status.ok()) {
+        failure = status;
+        break;
+      }
+      observer.finished(item, outcome.results[one.index]);
+    }
+    observer.tick();
+  }
+  if (stop || !failure.ok()) {
+    outcome.interrupted = stop;
+    tracking.kill_all();
+  }
+  for (std::thread& thread : threads) thread.join();
+  CANRUN_RETURN_IF_ERROR(failure);
+  outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return outcome;
+}
+
+}  // namespace canrun::campaign

@@ -1,0 +1,72 @@
+// A campaign on this machine (SPEC.md §10): plan the work (plan_work.h) into a campaign folder
+// (campaign_dir.h), then run its trials packed onto the machine's cores and within its host
+// CPUs and memory (scheduler.h), each verdict written at once to the folder and the dataset.
+//
+// Durable: a campaign killed at any moment (kill -9 included) and run again with `resume`
+// continues from the results in its folder, first ending any process of a run the killed canrun
+// left (found through the journal and the CANRUN_CAMPAIGN variable each run inherits). A stop
+// request (Ctrl-C) kills the running trials' process groups and records nothing half done.
+//
+// Thread safety: run_campaign is called from one thread; it runs trials on threads of its own
+// and calls the observer from its own thread only.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "campaign/plan_work.h"
+#include "campaign/work.h"
+#include "dataset/verdict_row.h"
+#include "process/process.h"
+#include "trial/trial.h"
+
+namespace canrun::campaign {
+
+struct CampaignOptions {
+  Selection selection;
+  trial::TrialRequest trial;      //!< backend, stack Python, cache, tokens, timeout, memory
+  std::filesystem::path out;      //!< the dataset
+  std::filesystem::path dir;      //!< the campaign folder
+  int max_cores = 0;              //!< at most this many cores (or CPUs on `count`); 0: all
+  bool resume = false;            //!< continue the campaign planned in `dir`
+  std::string retry;              //!< "failed": re-run non-PASS verdicts; "all": every one
+};
+
+//! How the campaign goes, for a progress display. Called from run_campaign's thread.
+class CampaignObserver {
+ public:
+  virtual ~CampaignObserver() = default;
+  virtual void planned(const std::vector<WorkItem>& /*items*/, std::size_t /*to_run*/) {}
+  virtual void started(const WorkItem& /*item*/, const std::string& /*cores*/) {}
+  virtual void finished(const WorkItem& /*item*/, const dataset::VerdictRow& /*row*/) {}
+  virtual void failed(const WorkItem& /*item*/, const Error& /*error*/) {}
+  //! About once a second while trials run.
+  virtual void tick() {}
+};
+
+struct CampaignOutcome {
+  std::vector<WorkItem> items;
+  std::map<std::size_t, dataset::VerdictRow> results;  //!< item index → verdict
+  std::vector<std::string> unresolved;                 //!< models left out (planning)
+  std::vector<std::string> problems;                   //!< trials that could not run
+  bool interrupted = false;
+  double wall_s = 0;
+};
+
+//! Plans only (for --dry-run): the work, and what a new campaign would run.
+Result<PlannedWork> plan_campaign(const CampaignOptions& options,
+                                  process::ProcessLauncher& launcher);
+
+Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
+                                     process::ProcessLauncher& launcher,
+                                     CampaignObserver& observer, const std::atomic<bool>& stop);
+
+//! Ends every process of a run that a killed canrun of campaign `dir` left behind: the process
+//! groups its journal names whose members still carry CANRUN_CAMPAIGN=<dir>. Returns how many
+//! processes it killed.
+int end_leftover_processes(const std::filesystem::path& dir);
+
+}  // namespace canrun::campaign

@@ -1,0 +1,190 @@
+#include "campaign/plan_work.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <sstream>
+
+#include "catalog/exclusions.h"
+#include "catalog/selected_list.h"
+#include "core/atomic_file.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "hub/candidates.h"
+#include "hub/hub_client.h"
+#include "hub/rankings.h"
+#include "task/task.h"
+
+namespace canrun::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Candidate {
+  std::string model_id;
+  std::string task;
+  std::string source;
+};
+
+//! "MODEL [TASK]" lines; # starts a comment. A line without a task is for the first task.
+Result<std::vector<Candidate>> listed_models(const fs::path& file,
+                                             const std::vector<std::string>& tasks) {
+  CANRUN_ASSIGN_OR_RETURN(std::string text, read_file(file));
+  std::vector<Candidate> out;
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string model, task, extra;
+    if (!(words >> model)) continue;
+    words >> task;
+    if (words >> extra) {
+      return invalid_argument(fmt::format("{}:{}: expected \"MODEL [TASK]\", got {}",
+                                          file.string(), number, quote_for_message(line)));
+    }
+    if (auto id = ModelId::parse(model); !id.ok()) {
+      return invalid_argument(fmt::format("{}:{}: {}", file.string(), number, id.error().message()));
+    }
+    out.push_back({model, task.empty() ? tasks.front() : task, "listed"});
+  }
+  return out;
+}
+
+//! The ranked models of one task: downloads then trending, each its top N.
+std::vector<hub::RankedModel> ranked_models(const Selection& selection, const std::string& task) {
+  std::vector<hub::RankedModel> ranked;
+  if (selection.top == 0) return ranked;
+  auto config = hub::HubConfig::from_environment();
+  if (!config.ok()) {
+    log::warning("{}; no rankings for {}", config.error().message(), task);
+    return ranked;
+  }
+  hub::HubClient client(std::move(*config),
+                        hub::make_curl_transport(hub::default_transport_options()));
+  for (const auto sort : {hub::RankingSort::kDownloads, hub::RankingSort::kTrending}) {
+    auto rankings = hub::current_rankings(client, selection.rankings_dir, task, sort,
+                                          selection.top, std::chrono::system_clock::now());
+    if (!rankings.ok()) {
+      log::warning("{} by {}: {}; not in the campaign", task, hub::ranking_sort_name(sort),
+                   rankings.error().message());
+      continue;
+    }
+    for (auto& model : rankings->snapshot.models) ranked.push_back(std::move(model));
+  }
+  return ranked;
+}
+
+Result<std::vector<Candidate>> select_models(const Selection& selection) {
+  if (!selection.models_file.empty()) return listed_models(selection.models_file, selection.tasks);
+  CANRUN_ASSIGN_OR_RETURN(catalog::SelectedList selected,
+                          catalog::SelectedList::load(selection.selected_file));
+  std::vector<Candidate> out;
+  for (const std::string& task : selection.tasks) {
+    hub::CandidateInputs inputs{task, &selected, nullptr, ranked_models(selection, task)};
+    for (const hub::Candidate& candidate : hub::list_candidates(inputs)) {
+      const std::string source = candidate.selected
+                                     ? "selected"
+                                     : fmt::format("ranked #{}", candidate.rank.value_or(0));
+      out.push_back({candidate.id, task, source});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
+    const trial::Checkpoint& checkpoint, std::string_view task,
+    const backend::BackendProfile& profile) {
+  const hub::ModelFacts& facts = checkpoint.facts;
+  if (!facts.auto_map.empty()) {
+    const auto& [auto_class, reference] = *facts.auto_map.begin();
+    return std::pair{std::string("remote_code"),
+                     fmt::format("config.json has auto_map ({} → {}): it needs "
+                                 "trust_remote_code, which canrun never sets.",
+                                 auto_class, reference)};
+  }
+  if (!task::find_task(task)) {
+    return std::pair{std::string("unsupported_task"),
+                     fmt::format("Task {} has no canrun recipe yet (tested: {}).", task,
+                                 fmt::join(task::task_names(), ", "))};
+  }
+  if (facts.pipeline_tag && !task::find_task(*facts.pipeline_tag)) {
+    return std::pair{std::string("unsupported_task"),
+                     fmt::format("The Hub lists it for {}, which has no canrun recipe yet "
+                                 "(tested: {}).",
+                                 *facts.pipeline_tag, fmt::join(task::task_names(), ", "))};
+  }
+  if (facts.quantization) {
+    return std::pair{std::string("quantized"),
+                     fmt::format("The checkpoint is {}-quantized (quantization_config); the {} "
+                                 "profile runs {} weights.",
+                                 *facts.quantization, profile.name, profile.dtype)};
+  }
+  return std::nullopt;
+}
+
+Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
+                              const std::string& library_version,
+                              process::ProcessLauncher& launcher) {
+  if (selection.tasks.empty()) return invalid_argument("--tasks names no task");
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(trial));
+  CANRUN_ASSIGN_OR_RETURN(catalog::Exclusions exclusions,
+                          catalog::Exclusions::load(selection.exclusions_file));
+  CANRUN_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, select_models(selection));
+  const stack::StackPython python(trial.python, trial::absolute_cache_dir(trial) / "stack",
+                                  launcher);
+  PlannedWork work;
+  std::set<std::string> seen;
+  for (const Candidate& candidate : candidates) {
+    WorkItem item;
+    item.model_id = candidate.model_id;
+    item.task = candidate.task;
+    item.source = candidate.source;
+    if (!seen.insert(item.key()).second) continue;
+    const ModelId id = *ModelId::parse(candidate.model_id);  // validated by its source
+    if (const auto rule = exclusions.match(id)) {
+      item.exclusion_reason = rule->reason;
+      item.why = rule->why;
+      work.items.push_back(std::move(item));
+      continue;
+    }
+    auto checkpoint = trial::resolve_checkpoint({candidate.model_id, "main", std::nullopt});
+    if (!checkpoint.ok() && checkpoint.error().has_reason(reason::kGated)) {
+      item.exclusion_reason = "gated";
+      item.why = fmt::format("Gated on the Hub and the token in use has no access: {}",
+                             checkpoint.error().message());
+      work.items.push_back(std::move(item));
+      continue;
+    }
+    if (!checkpoint.ok()) {
+      work.unresolved.push_back(fmt::format("{} ({}): {}", candidate.model_id, candidate.task,
+                                            checkpoint.error().message()));
+      continue;
+    }
+    item.revision = checkpoint->revision;
+    if (auto excluded = checkpoint_exclusion(*checkpoint, candidate.task, profile)) {
+      item.exclusion_reason = excluded->first;
+      item.why = excluded->second;
+      work.items.push_back(std::move(item));
+      continue;
+    }
+    CANRUN_ASSIGN_OR_RETURN(
+        trial::TrialPlan plan,
+        trial::plan_trial(*checkpoint, profile, python, library_version, trial.plan_override));
+    item.weights_bytes = checkpoint->facts.weights_bytes;
+    if (plan.exclusion) {
+      item.exclusion_reason = plan.exclusion;
+      item.why = plan.why;
+    } else {
+      item.cores = plan.cores;
+      item.parallelism = plan.parallelism;
+    }
+    work.items.push_back(std::move(item));
+  }
+  return work;
+}
+
+}  // namespace canrun::campaign

@@ -1,0 +1,56 @@
+// Planning a campaign (SPEC.md §10: select → exclude → plan): which models of each task it
+// tests, which it excludes and why, and on how many cores each of the others runs.
+//
+//   select   the curated list ∪ the top N of the Hub's downloads and trending rankings (from the
+//            Hub or its snapshot), per task, deduplicated in a stable order; or an explicit list
+//   exclude  the curated exclusions first; then, from the checkpoint as canrun test resolves it:
+//            gated (only when the token in use has no access), remote_code (auto_map),
+//            no_safetensors, unsupported_task (the Hub's pipeline_tag is not a task canrun
+//            tests), quantized (quantization_config: the profile runs plain weights); then the
+//            planner's too_large / no_parallel_plan
+//   plan     cores and parallelism as canrun plan gives them
+//
+// A model that cannot be resolved at all (not on the Hub, the Hub unreachable and not cached)
+// is no verdict: it is listed in `unresolved` and left out of the work.
+//
+// Thread safety: one call at a time (it asks the Hub and the stack's Python).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "campaign/work.h"
+#include "core/result.h"
+#include "process/process.h"
+#include "trial/trial.h"
+
+namespace canrun::campaign {
+
+struct Selection {
+  std::vector<std::string> tasks;        //!< Hub pipeline tags
+  std::filesystem::path selected_file;   //!< the curated list
+  std::filesystem::path exclusions_file; //!< the curated exclusions
+  std::filesystem::path rankings_dir;    //!< snapshots, refreshed from the Hub when it answers
+  std::size_t top = 0;                   //!< per ranking (downloads, trending); 0: none
+  std::filesystem::path models_file;     //!< set: exactly these, one "MODEL [TASK]" a line
+};
+
+struct PlannedWork {
+  std::vector<WorkItem> items;
+  std::vector<std::string> unresolved;  //!< "model (task): why", not planned
+};
+
+//! `trial` carries the backend, the stack's Python, memory overrides and the cache;
+//! `library_version` is the stack's transformers.
+Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
+                              const std::string& library_version,
+                              process::ProcessLauncher& launcher);
+
+//! The exclusion a resolved checkpoint gets before planning (remote_code, quantized,
+//! unsupported_task), if any: reason and one sentence.
+std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
+    const trial::Checkpoint& checkpoint, std::string_view task,
+    const backend::BackendProfile& profile);
+
+}  // namespace canrun::campaign

@@ -1,0 +1,48 @@
+#include "campaign/work.h"
+
+#include <fmt/format.h>
+
+#include "core/json_fields.h"
+#include "core/model_id.h"
+
+namespace canrun::campaign {
+
+nlohmann::json work_item_to_json(const WorkItem& item) {
+  return {{"model_id", item.model_id},
+          {"task", item.task},
+          {"revision", item.revision},
+          {"source", item.source},
+          {"exclusion_reason",
+           item.exclusion_reason ? nlohmann::json(*item.exclusion_reason) : nlohmann::json()},
+          {"why", item.why},
+          {"cores", item.cores},
+          {"parallelism", item.parallelism},
+          {"weights_bytes", item.weights_bytes},
+          {"expected_s", item.expected_s}};
+}
+
+Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
+  constexpr std::string_view kWhere = "work item";
+  if (!json.is_object()) return corrupt("a work item must be a JSON object");
+  WorkItem item;
+  CANRUN_ASSIGN_OR_RETURN(item.model_id, required_json_string(json, kWhere, "model_id"));
+  CANRUN_ASSIGN_OR_RETURN(item.task, required_json_string(json, kWhere, "task"));
+  if (auto id = ModelId::parse(item.model_id); !id.ok()) {
+    return corrupt(fmt::format("work item: {}", id.error().message()));
+  }
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "revision", item.revision));
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "source", item.source));
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "exclusion_reason", item.exclusion_reason));
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "why", item.why));
+  std::optional<std::int64_t> cores;
+  CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "cores", cores));
+  item.cores = static_cast<int>(cores.value_or(1));
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "parallelism", item.parallelism));
+  std::optional<std::int64_t> weights;
+  CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "weights_bytes", weights));
+  item.weights_bytes = static_cast<std::uint64_t>(weights.value_or(0));
+  CANRUN_RETURN_IF_ERROR(read_json_number(json, kWhere, "expected_s", item.expected_s));
+  return item;
+}
+
+}  // namespace canrun::campaign

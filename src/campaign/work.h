@@ -1,0 +1,41 @@
+// The planned work of a campaign: one item per (task, model), each either excluded with its
+// reason or placed on a number of cores, in the order the schedule considers them. A campaign
+// folder keeps the list (campaign_dir.h), so a resumed or distributed campaign runs what was
+// planned, not a new selection.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace canrun::campaign {
+
+struct WorkItem {
+  std::string model_id;
+  std::string task;
+  std::string revision;  //!< the commit planned (empty when not resolved: an excluded item)
+  std::string source;    //!< why it is in the campaign: "selected", "ranked #3", "listed"
+  std::optional<std::string> exclusion_reason;  //!< set: not run, recorded as EXCLUDED
+  std::string why;                              //!< of the exclusion
+  int cores = 1;
+  std::string parallelism = "none";
+  std::uint64_t weights_bytes = 0;
+  double expected_s = 0;  //!< the schedule's estimate
+
+  //! "<task>/<model id>": unique in a campaign.
+  std::string key() const { return task + "/" + model_id; }
+  bool excluded() const { return exclusion_reason.has_value(); }
+
+  friend bool operator==(const WorkItem&, const WorkItem&) = default;
+};
+
+nlohmann::json work_item_to_json(const WorkItem& item);
+//! kCorrupt naming the field for anything that is not what work_item_to_json writes.
+Result<WorkItem> work_item_from_json(const nlohmann::json& json);
+
+}  // namespace canrun::campaign
