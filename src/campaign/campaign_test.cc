@@ -4,15 +4,19 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "backend/profile.h"
 #include "campaign/core_allocator.h"
+#include "campaign/expected_time.h"
 #include "campaign/host_budget.h"
+#include "campaign/scheduler.h"
 
 namespace canrun::campaign {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // trn2.48xlarge as backends/neuron.toml describes it: 16 chips of 4 logical cores.
@@ -350,6 +354,267 @@ TEST(HostResourcesTest, MeminfoTotal) {
   EXPECT_EQ(meminfo_total_gib("MemTotal: lots\n").error().message(),
             "/proc/meminfo line \"MemTotal: lots\" is not a memory size in kB");
   EXPECT_EQ(meminfo_total_gib("MemTotal: 12 MB").error().code(), ErrorCode::kCorrupt);
+}
+
+// --- scheduler -----------------------------------------------------------------------------
+
+Scheduler make_scheduler(std::string_view machine, double cpus = 192, double memory_gib = 2048) {
+  return Scheduler(make_allocator(machine), make_budget(cpus, memory_gib));
+}
+
+std::vector<std::string> ids_of(const std::vector<JobStart>& started) {
+  std::vector<std::string> ids;
+  for (const auto& start : started) ids.push_back(start.id);
+  return ids;
+}
+
+TEST(SchedulerTest, LongestExpectedFirst) {
+  auto scheduler = make_scheduler("cpu:2");
+  ASSERT_TRUE(scheduler.add({"short", 1, 0, 1, 10}).ok());
+  ASSERT_TRUE(scheduler.add({"long", 1, 0, 1, 30}).ok());
+  ASSERT_TRUE(scheduler.add({"middle", 1, 0, 1, 20}).ok());
+  ASSERT_TRUE(scheduler.add({"middle-too", 1, 0, 1, 20}).ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(0)), ElementsAre("long", "middle"));
+  EXPECT_EQ(scheduler.pending(), 2U);
+  EXPECT_EQ(scheduler.running(), 2U);
+  ASSERT_TRUE(scheduler.finish("middle").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(20)), ElementsAre("middle-too"));
+  ASSERT_TRUE(scheduler.finish("long").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(30)), ElementsAre("short"));
+  ASSERT_TRUE(scheduler.finish("middle-too").ok());
+  ASSERT_TRUE(scheduler.finish("short").ok());
+  EXPECT_TRUE(scheduler.idle());
+}
+
+TEST(SchedulerTest, TwoHostCpusNeverRunMoreThanTwoOneCoreTests) {
+  auto scheduler = make_scheduler("cpu:2", 2, 16);
+  for (int idx = 0; idx < 10; ++idx) {
+    ASSERT_TRUE(scheduler.add({"t" + std::to_string(idx), 1, 0, 1, 10.0 + idx}).ok());
+  }
+  std::vector<std::string> running;
+  double now = 0;
+  while (!scheduler.idle()) {
+    for (auto& start : scheduler.start_ready(now)) running.push_back(start.id);
+    ASSERT_LE(running.size(), 2U);
+    ASSERT_FALSE(running.empty());
+    ASSERT_TRUE(scheduler.finish(running.front()).ok());
+    running.erase(running.begin());
+    now += 1;
+  }
+  // A test that declares host CPUs beside its worker holds them too: one at a time.
+  ASSERT_TRUE(scheduler.add({"with-reference-a", 1, 1, 1, 10}).ok());
+  ASSERT_TRUE(scheduler.add({"with-reference-b", 1, 1, 1, 10}).ok());
+  EXPECT_EQ(scheduler.start_ready(now).size(), 1U);
+}
+
+TEST(SchedulerTest, HostCpusCapTestsThatCoresWouldAllow) {
+  auto scheduler = make_scheduler("trn2", 8, 2048);
+  for (int idx = 0; idx < 10; ++idx) {
+    ASSERT_TRUE(scheduler.add({"t" + std::to_string(idx), 1, 3, 1, 100}).ok());
+  }
+  EXPECT_EQ(scheduler.start_ready(0).size(), 2U);  // 3 + 3 of 8 CPUs; 62 cores left idle
+  EXPECT_EQ(scheduler.cores().free_cores(), 62);
+  EXPECT_EQ(scheduler.host().available().cpus, 2);
+}
+
+TEST(SchedulerTest, HostMemoryCapsTests) {
+  auto scheduler = make_scheduler("trn2", 192, 100);
+  ASSERT_TRUE(scheduler.add({"big-reference", 1, 1, 60, 100}).ok());
+  ASSERT_TRUE(scheduler.add({"big-reference-2", 1, 1, 60, 90}).ok());
+  ASSERT_TRUE(scheduler.add({"small", 1, 1, 30, 10}).ok());
+  // The second does not fit beside the first; "small" ends before it could start: back-fill.
+  EXPECT_THAT(ids_of(scheduler.start_ready(0)), ElementsAre("big-reference", "small"));
+  EXPECT_DOUBLE_EQ(scheduler.host().available().memory_gib, 10);
+  ASSERT_TRUE(scheduler.finish("small").ok());
+  EXPECT_TRUE(scheduler.start_ready(10).empty());  // 60 + 60 > 100, with 63 cores free
+  ASSERT_TRUE(scheduler.finish("big-reference").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(100)), ElementsAre("big-reference-2"));
+}
+
+//! One chip of 4 cores. Four 1-core tests run, expected to end at 10, 20, 30 and 40; a 4-core
+//! test waits. Without a reservation the 1-core tests behind it would take each core as it
+//! frees, and it would wait as long as they keep coming.
+class NoStarvationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cores = CoreAllocator::create({4, 1, 24, 2, {1, 2, 4}, 4}, "range", 1);
+    ASSERT_TRUE(cores.ok());
+    scheduler_.emplace(std::move(cores).value(), make_budget(192, 2048));
+    for (int idx = 1; idx <= 4; ++idx) {
+      ASSERT_TRUE(scheduler_->add({"run" + std::to_string(idx), 1, 0, 0, 10.0 * idx}).ok());
+    }
+    ASSERT_EQ(scheduler_->start_ready(0).size(), 4U);
+    ASSERT_TRUE(scheduler_->add({"big", 4, 0, 0, 100}).ok());
+  }
+  std::optional<Scheduler> scheduler_;
+};
+
+TEST_F(NoStarvationTest, BigTestStartsWhenItsCoresAreExpectedFree) {
+  auto& scheduler = *scheduler_;
+  // Small tests keep coming: one every 5 s, each expected to take 35 s, so each would end after
+  // 40, when "big" can start.
+  int added = 0;
+  std::vector<std::pair<double, std::string>> starts;
+  const std::map<double, std::string> ends = {
+      {10, "run1"}, {20, "run2"}, {30, "run3"}, {40, "run4"}};
+  for (double now = 5; now <= 40; now += 5) {
+    ASSERT_TRUE(scheduler.add({"stream" + std::to_string(added++), 1, 0, 0, 35}).ok());
+    if (ends.contains(now)) {
+      ASSERT_TRUE(scheduler.finish(ends.at(now)).ok());
+    }
+    for (const auto& start : scheduler.start_ready(now)) starts.emplace_back(now, start.id);
+  }
+  ASSERT_FALSE(starts.empty());
+  EXPECT_EQ(starts.front(), (std::pair<double, std::string>{40, "big"}));
+  EXPECT_EQ(starts.size(), 1U) << "a stream test started before big";
+}
+
+TEST_F(NoStarvationTest, BackFillsWhatEndsInTime) {
+  auto& scheduler = *scheduler_;
+  ASSERT_TRUE(scheduler.add({"ends-at-45", 1, 0, 0, 35}).ok());
+  ASSERT_TRUE(scheduler.add({"ends-at-35", 1, 0, 0, 25}).ok());
+  ASSERT_TRUE(scheduler.finish("run1").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(10)), ElementsAre("ends-at-35"));
+  ASSERT_TRUE(scheduler.finish("run2").ok());
+  EXPECT_TRUE(scheduler.start_ready(20).empty());
+}
+
+TEST_F(NoStarvationTest, AnOverrunDelaysTheBigTestOnlyByItself) {
+  auto& scheduler = *scheduler_;
+  ASSERT_TRUE(scheduler.add({"small", 1, 0, 0, 5}).ok());
+  for (const auto& [now, id] : {std::pair{10.0, "run1"}, {20.0, "run2"}, {30.0, "run3"}}) {
+    ASSERT_TRUE(scheduler.finish(id).ok());
+    // "small" would end by 40 and is welcome at 10; none other fits.
+    const auto started = ids_of(scheduler.start_ready(now));
+    if (now == 10) {
+      EXPECT_THAT(started, ElementsAre("small"));
+      ASSERT_TRUE(scheduler.finish("small").ok());
+    } else {
+      EXPECT_TRUE(started.empty());
+    }
+  }
+  ASSERT_TRUE(scheduler.add({"late-small", 1, 0, 0, 1}).ok());
+  // run4 was expected to end at 40 and is still running at 45: it counts as about to end, so
+  // nothing may take the cores "big" waits for, however short.
+  EXPECT_TRUE(scheduler.start_ready(45).empty());
+  ASSERT_TRUE(scheduler.finish("run4").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(50)), ElementsAre("big"));
+}
+
+TEST(SchedulerTest, BackFillKeepsOffTheReservationOnTrn2) {
+  auto scheduler = make_scheduler("trn2");
+  for (const Job& job : {Job{"a", 16, 0, 0, 1000}, Job{"b", 16, 0, 0, 900}, Job{"c", 16, 0, 0, 800},
+                         Job{"d2", 8, 0, 0, 200}, Job{"d1", 8, 0, 0, 100}}) {
+    ASSERT_TRUE(scheduler.add(job).ok());
+  }
+  const auto first = scheduler.start_ready(0);
+  ASSERT_EQ(first.size(), 5U);
+  EXPECT_EQ(describe_grant(first[3].cores), "48-55");
+  ASSERT_TRUE(scheduler.add({"head", 16, 0, 0, 500}).ok());
+  ASSERT_TRUE(scheduler.add({"long-4", 4, 0, 0, 400}).ok());
+  ASSERT_TRUE(scheduler.add({"short-4", 4, 0, 0, 50}).ok());
+  ASSERT_TRUE(scheduler.finish("d1").ok());
+  // "head" gets 48-63 when d2 ends at 200. long-4 would hold 56-59 past it; short-4 ends by it.
+  const auto backfilled = scheduler.start_ready(100);
+  ASSERT_THAT(ids_of(backfilled), ElementsAre("short-4"));
+  EXPECT_EQ(describe_grant(backfilled[0].cores), "56-59");
+  ASSERT_TRUE(scheduler.finish("short-4").ok());
+  EXPECT_TRUE(scheduler.start_ready(150).empty());
+  ASSERT_TRUE(scheduler.finish("d2").ok());
+  const auto head = scheduler.start_ready(200);
+  ASSERT_THAT(ids_of(head), ElementsAre("head"));
+  EXPECT_EQ(describe_grant(head[0].cores), "48-63");
+}
+
+TEST(SchedulerTest, AddRefusesWhatCouldNeverRun) {
+  auto scheduler = make_scheduler("trn2", 192, 2048);
+  ASSERT_TRUE(scheduler.add({"m", 1, 0, 0, 1}).ok());
+  EXPECT_EQ(scheduler.add({"m", 1, 0, 0, 1}).error().message(), "test \"m\" is already scheduled");
+  EXPECT_EQ(scheduler.add({"", 1, 0, 0, 1}).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(scheduler.add({"huge", 128, 0, 0, 1}).error().message(),
+            "test \"huge\" needs 128 cores; this machine has 64 (range pinning)");
+  EXPECT_EQ(scheduler.add({"zero", 0, 0, 0, 1}).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(scheduler.add({"hungry", 1, 1, 4096, 1}).error().message(),
+            "test \"hungry\" needs 1 host CPUs and 4096 GiB of host memory; the host has 192 and "
+            "2048.0 GiB");
+  EXPECT_EQ(scheduler.add({"never", 1, 0, 0, -1}).error().message(),
+            "test \"never\": expected_s = -1 is not a number >= 0");
+  EXPECT_EQ(scheduler.finish("m").error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(scheduler.pending(), 1U);
+}
+
+//! A random campaign on trn2 with estimates that are often wrong: everything runs once, and the
+//! books never disagree (no overlap, no host oversubscription) at any moment.
+TEST(SchedulerTest, RandomCampaignRunsEveryTestOnce) {
+  auto scheduler = make_scheduler("trn2", 48, 512);
+  std::mt19937 random(5);
+  const int sizes[] = {1, 1, 1, 1, 1, 1, 2, 2, 4, 8, 16};
+  std::map<std::string, double> actual_s;
+  for (int idx = 0; idx < 300; ++idx) {
+    const auto id = "t" + std::to_string(idx);
+    const double expected = 10 + random() % 500;
+    actual_s[id] = expected * (0.5 + (random() % 100) / 100.0);
+    ASSERT_TRUE(
+        scheduler.add({id, sizes[random() % 11], 1.0 + random() % 8, 4.0 + random() % 60, expected})
+            .ok());
+  }
+  std::multimap<double, std::string> ends;
+  std::set<std::string> done;
+  double now = 0;
+  while (!scheduler.idle()) {
+    for (const auto& start : scheduler.start_ready(now)) {
+      ASSERT_FALSE(done.contains(start.id));
+      ends.emplace(now + actual_s.at(start.id), start.id);
+    }
+    ASSERT_FALSE(ends.empty()) << "nothing runs and " << scheduler.pending() << " wait";
+    ASSERT_GE(scheduler.host().available().cpus, 0);
+    now = ends.begin()->first;
+    ASSERT_TRUE(scheduler.finish(ends.begin()->second).ok());
+    done.insert(ends.begin()->second);
+    ends.erase(ends.begin());
+  }
+  EXPECT_EQ(done.size(), 300U);
+  EXPECT_EQ(scheduler.cores().free_cores(), 64);
+  EXPECT_EQ(scheduler.host().available().cpus, 48);
+}
+
+// --- expected time -------------------------------------------------------------------------
+
+TEST(ExpectedTimeTest, LinePerBackend) {
+  const std::uint64_t gib = 1ULL << 30;
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "neuron", 15 * gib, 1}), 300 + 120 * 15);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "neuron", 60 * gib, 4}), 300 + 120 * 60 + 30 * 3);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "cuda", 2 * gib, 2}), 60 + 10 * 2 + 15);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "cpu", gib / 2, 1}), 30 + 45);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "tpu", 0, 1}), 300);  // unknown: neuron's
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "x", gib, 3}, TimeModel{1, 2, 3}), 1 + 2 + 6);
+}
+
+TEST(ExpectedTimeTest, HistoryWinsLatestRowFirst) {
+  RuntimeHistory history;
+  const auto day = [](int days) { return UtcTime{} + std::chrono::days(days); };
+  history.record("org/m", "neuron", day(1), 500);
+  history.record("org/m", "neuron", day(3), 700);
+  history.record("org/m", "neuron", day(2), 900);  // older than day 3: ignored
+  history.record("org/m", "neuron", day(4), 0);    // no runtime: ignored
+  history.record("org/m", "cpu", day(1), 40);
+  EXPECT_EQ(history.runtime_s("org/m", "neuron"), 700);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "neuron", 1ULL << 40, 16}, &history), 700);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/m", "cpu", 0, 1}, &history), 40);
+  EXPECT_DOUBLE_EQ(expected_seconds({"org/other", "neuron", 0, 1}, &history), 300);
+  EXPECT_EQ(history.size(), 2U);
+}
+
+TEST(ExpectedTimeTest, HistoryFromDatasetRows) {
+  dataset::VerdictRow timed, excluded;
+  timed.model_id = excluded.model_id = "org/m";
+  timed.backend = excluded.backend = "neuron";
+  timed.runtime_s = 1234;
+  excluded.result = VerdictResult::kExcluded;
+  excluded.started_at = dataset::Timestamp{} + std::chrono::hours(48);
+  RuntimeHistory history;
+  history.record_rows({timed, excluded});
+  EXPECT_EQ(history.runtime_s("org/m", "neuron"), 1234);
 }
 
 }  // namespace
