@@ -21,5 +21,8 @@ echo "== planner: 10,000 models from cached facts vs reading one safetensors hea
 .venv/bin/python tests/fixtures/build_models.py .cache/fixtures --only smollm2
 "$build_dir/bench_plan" "$(ls .cache/fixtures/hub/models--HuggingFaceTB--SmolLM2-135M-Instruct/snapshots/*/model.safetensors)"
 
+echo "== campaign packing: a simulated 600-test campaign on trn2.48xlarge vs its makespan's lower bound"
+"$build_dir/bench_campaign_packing"
+
 echo "== canrun serve vs http.server+pandas and nginx (wrk, 30 s each)"
 .venv/bin/python bench/serve_vs_baselines.py "$build_dir"
