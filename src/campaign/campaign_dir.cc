@@ -30,12 +30,12 @@ fs::path CampaignDir::slice_dir(int slice) const {
 }
 
 Result<FileLock> CampaignDir::lock() const {
-  CANRUN_ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::try_acquire(root_ / ".lock"));
-  if (!lock) {
+  auto lock = FileLock::try_acquire(root_ / ".lock");
+  if (!lock.ok() && lock.error().has_reason(reason::kBusy)) {
     return Error(ErrorCode::kFailedCheck,
                  fmt::format("campaign folder {} is in use by another canrun", root_.string()));
   }
-  return std::move(*lock);
+  return lock;
 }
 
 Status CampaignDir::write_plan(const nlohmann::json& settings,

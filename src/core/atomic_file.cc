@@ -70,15 +70,14 @@ Result<std::string> read_file(const std::filesystem::path& path) {
 }
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& lock_path) {
-  CANRUN_ASSIGN_OR_RETURN(std::optional<FileLock> lock, lock(lock_path, /*wait=*/true));
-  return std::move(*lock);
+  return lock(lock_path, /*wait=*/true);
 }
 
-Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::path& lock_path) {
+Result<FileLock> FileLock::try_acquire(const std::filesystem::path& lock_path) {
   return lock(lock_path, /*wait=*/false);
 }
 
-Result<std::optional<FileLock>> FileLock::lock(const std::filesystem::path& lock_path, bool wait) {
+Result<FileLock> FileLock::lock(const std::filesystem::path& lock_path, bool wait) {
   std::error_code ignored;
   std::filesystem::create_directories(lock_path.parent_path(), ignored);
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -87,13 +86,15 @@ Result<std::optional<FileLock>> FileLock::lock(const std::filesystem::path& lock
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK && !wait) {
       ::close(fd);
-      return std::optional<FileLock>();
+      return Error(ErrorCode::kUnavailable, fmt::format("{} is held by another process",
+                                                        lock_path.string()))
+          .with_reason(reason::kBusy);
     }
     Error error = errno_error("cannot lock", lock_path);
     ::close(fd);
     return error;
   }
-  return std::optional<FileLock>(FileLock(fd));
+  return FileLock(fd);
 }
 
 Status append_line(const std::filesystem::path& path, std::string_view line) {

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
 #include <string_view>
 
 #include "core/result.h"
@@ -30,8 +29,8 @@ class FileLock {
  public:
   //! Blocks until the lock is held; creates the lock file and its folder if needed.
   static Result<FileLock> acquire(const std::filesystem::path& lock_path);
-  //! The lock if no one else holds it now; nullopt when someone does.
-  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& lock_path);
+  //! The lock if no one else holds it now; kUnavailable with reason kBusy when someone does.
+  static Result<FileLock> try_acquire(const std::filesystem::path& lock_path);
 
   FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;
@@ -40,7 +39,7 @@ class FileLock {
 
  private:
   explicit FileLock(int fd) : fd_(fd) {}
-  static Result<std::optional<FileLock>> lock(const std::filesystem::path& lock_path, bool wait);
+  static Result<FileLock> lock(const std::filesystem::path& lock_path, bool wait);
   int fd_;
 };
 

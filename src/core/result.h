@@ -39,6 +39,7 @@ inline constexpr std::string_view kNoSafetensors = "no_safetensors";  //!< no we
 inline constexpr std::string_view kGated = "gated";        //!< the token has no access
 inline constexpr std::string_view kNotCached = "not_cached";  //!< not in the HF cache
 inline constexpr std::string_view kNotFound = "not_found";    //!< no such model or file
+inline constexpr std::string_view kBusy = "busy";  //!< held by another process (a lock)
 inline constexpr std::string_view kBadParameter = "bad_parameter";  //!< a named input is wrong
 }  // namespace reason
 
