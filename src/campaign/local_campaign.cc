@@ -157,22 +157,20 @@ Result<trial::TrialOutcome> run_item(const WorkItem& item, const CampaignOptions
   return trial::run_prepared_trial(trial, placement, launcher);
 }
 
-//! The scheduler of this machine for the profile, within --cores.
-Result<Scheduler> make_scheduler(const backend::BackendProfile& profile, int max_cores) {
-  CANRUN_ASSIGN_OR_RETURN(HostResources host, host_resources());
+//! The cores of this machine for the profile, within --cores (on `count`: host CPUs).
+Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int max_cores,
+                                    const HostResources& host) {
   backend::BackendProfile limited = profile;
   int host_cpus = static_cast<int>(host.cpus);
   if (max_cores > 0) {
     host_cpus = std::min(host_cpus, max_cores);
     if (profile.pinning_syntax != "count") {
       const int per_device = std::max(1, limited.topology.cores_per_device);
-      limited.topology.devices =
-          std::min(limited.topology.devices, std::max(1, (max_cores + per_device - 1) / per_device));
+      limited.topology.devices = std::min(limited.topology.devices,
+                                          std::max(1, (max_cores + per_device - 1) / per_device));
     }
   }
-  CANRUN_ASSIGN_OR_RETURN(CoreAllocator cores, CoreAllocator::for_profile(limited, host_cpus));
-  CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
-  return Scheduler(std::move(cores), std::move(budget));
+  return CoreAllocator::for_profile(limited, host_cpus);
 }
 
 bool needs_retry(const dataset::VerdictRow& row, std::string_view retry) {
@@ -189,7 +187,10 @@ Result<PlannedWork> plan_campaign(const CampaignOptions& options,
   const stack::StackPython python(options.trial.python,
                                   trial::absolute_cache_dir(options.trial) / "stack", launcher);
   CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
-  return plan_work(options.selection, options.trial, stack.library_version, launcher);
+  CANRUN_ASSIGN_OR_RETURN(HostResources host, host_resources());
+  CANRUN_ASSIGN_OR_RETURN(CoreAllocator cores, machine_cores(profile, options.max_cores, host));
+  return plan_work(options.selection, options.trial, stack.library_version, cores.capacity(),
+                   launcher);
 }
 
 int end_leftover_processes(const fs::path& dir) {
@@ -238,6 +239,8 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
                                   trial::absolute_cache_dir(options.trial) / "stack", tracking);
   CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
   const dataset::DatasetDir dataset(options.out);
+  CANRUN_ASSIGN_OR_RETURN(HostResources host, host_resources());
+  CANRUN_ASSIGN_OR_RETURN(CoreAllocator cores, machine_cores(profile, options.max_cores, host));
 
   CampaignOutcome outcome;
   std::map<std::size_t, dataset::VerdictRow> recorded;  // done before this run
@@ -252,8 +255,9 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     CANRUN_ASSIGN_OR_RETURN(outcome.items, dir.read_work());
     CANRUN_ASSIGN_OR_RETURN(recorded, dir.read_results(kSlice, &outcome.problems));
   } else {
-    CANRUN_ASSIGN_OR_RETURN(PlannedWork work, plan_work(options.selection, options.trial,
-                                                        stack.library_version, tracking));
+    CANRUN_ASSIGN_OR_RETURN(PlannedWork work,
+                            plan_work(options.selection, options.trial, stack.library_version,
+                                      cores.capacity(), tracking));
     outcome.items = std::move(work.items);
     outcome.unresolved = std::move(work.unresolved);
     fs::remove_all(dir.slice_dir(kSlice), error);
@@ -313,7 +317,8 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     observer.finished(outcome.items[index], outcome.results[index]);
   }
 
-  CANRUN_ASSIGN_OR_RETURN(Scheduler scheduler, make_scheduler(profile, options.max_cores));
+  CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
+  Scheduler scheduler(std::move(cores), std::move(budget));
   for (std::size_t index : to_run) {
     CANRUN_RETURN_IF_ERROR(scheduler.add(job_of(index, outcome.items[index], profile, history)));
   }

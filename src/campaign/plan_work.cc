@@ -127,10 +127,13 @@ std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
 }
 
 Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
-                              const std::string& library_version,
+                              const std::string& library_version, int machine_cores,
                               process::ProcessLauncher& launcher) {
   if (selection.tasks.empty()) return invalid_argument("--tasks names no task");
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(trial));
+  if (machine_cores > 0) {
+    profile.topology.max_cores = std::min(profile.topology.max_cores, machine_cores);
+  }
   CANRUN_ASSIGN_OR_RETURN(catalog::Exclusions exclusions,
                           catalog::Exclusions::load(selection.exclusions_file));
   CANRUN_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, select_models(selection));

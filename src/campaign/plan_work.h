@@ -42,9 +42,10 @@ struct PlannedWork {
 };
 
 //! `trial` carries the backend, the stack's Python, memory overrides and the cache;
-//! `library_version` is the stack's transformers.
+//! `library_version` is the stack's transformers; `machine_cores` (> 0) caps the cores a plan
+//! may take at what this machine has for the profile (a plan it cannot place is too_large here).
 Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
-                              const std::string& library_version,
+                              const std::string& library_version, int machine_cores,
                               process::ProcessLauncher& launcher);
 
 //! The exclusion a resolved checkpoint gets before planning (remote_code, quantized,

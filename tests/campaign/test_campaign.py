@@ -1,0 +1,110 @@
+"""canrun campaign, read from the shared campaign fixture (fixture_campaign.py): what it
+selected, excluded and planned, what it recorded, and that a campaign's verdict is what
+canrun test gives for the same model and options."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fixture_campaign import OPTIONS, environment
+
+OUT = Path(os.environ.get("CANRUN_CAMPAIGN_FIXTURE", ""))
+
+
+@pytest.fixture(scope="module")
+def campaign():
+    path = OUT / "campaign.json"
+    assert path.is_file(), "run through ctest: the campaign_fixture_run entry makes it"
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def items(campaign):
+    return {item["model_id"]: item for item in campaign["items"]}
+
+
+def canrun(*args):
+    return subprocess.run([os.environ["CANRUN_BIN"], *map(str, args)], capture_output=True, text=True,
+                          env=environment(OUT), timeout=900)
+
+
+def test_every_listed_model_has_its_verdict_or_reason(items, campaign):
+    expected = {
+        "canrun-fixtures/tiny-llama": ("PASS", None),
+        "canrun-fixtures/tiny-llama-4l": ("FAIL_JUDGE", None),
+        "canrun-fixtures/unknown-arch": ("FAIL_LOAD", None),
+        "canrun-fixtures/no-weights": ("EXCLUDED", "no_safetensors"),
+        "canrun-fixtures/remote-code": ("EXCLUDED", "remote_code"),
+        "canrun-fixtures/tiny-fp8": ("EXCLUDED", "quantized"),
+        "canrun-fixtures/tiny-gpt2": ("EXCLUDED", "no_parallel_plan"),
+        "canrun-fixtures/tiny-phimoe": ("EXCLUDED", "too_large"),
+        "canrun-fixtures/tiny-opt": ("EXCLUDED", "low_priority"),
+        "canrun-fixtures/tiny-llava": ("EXCLUDED", "unsupported_task"),
+    }
+    got = {model: (item["result"], item["exclusion_reason"]) for model, item in items.items()}
+    assert got == expected
+    assert [u for u in campaign["unresolved"] if "canrun-fixtures/not-there" in u]
+    assert campaign["problems"] == [] and not campaign["interrupted"]
+
+
+def test_a_sharded_plan_ran_sharded(items):
+    sharded = items["canrun-fixtures/tiny-llama-4l"]
+    assert (sharded["cores"], sharded["parallelism"]) == (2, "tp")
+    table = pd.read_parquet(OUT / "dataset" / "data")
+    row = table[table.model_id == "canrun-fixtures/tiny-llama-4l"].iloc[0]
+    assert row.cores == 2 and row.parallelism == "tp" and row.verification == "judge"
+    assert row.judge_score < row.judge_threshold
+
+
+def test_the_dataset_holds_each_model_once_and_validates(items):
+    table = pd.read_parquet(OUT / "dataset" / "data")
+    assert sorted(table.model_id) == sorted(items)
+    assert table.model_id.is_unique
+    excluded = table[table.result == "EXCLUDED"]
+    assert excluded.exclusion_reason.notna().all() and excluded.error.notna().all()
+    assert (excluded.cores.isna()).all()
+    result = canrun("dataset", "validate", OUT / "dataset")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_plans_agree_with_canrun_plan(items):
+    for model in ("canrun-fixtures/tiny-llama", "canrun-fixtures/tiny-llama-4l", "canrun-fixtures/tiny-gpt2"):
+        result = canrun("plan", model, "--json", *OPTIONS[2:6])
+        plan = json.loads(result.stdout)
+        item = items[model]
+        if plan["placed"]:
+            assert (plan["cores"], plan["parallelism"]) == (item["cores"], item["parallelism"]), model
+        else:
+            assert plan["exclusion_reason"] == item["exclusion_reason"], model
+
+
+def test_canrun_test_gives_the_campaigns_verdict(items):
+    table = pd.read_parquet(OUT / "dataset" / "data")
+    stored = table[table.model_id == "canrun-fixtures/tiny-llama"].iloc[0]
+    result = canrun("test", "canrun-fixtures/tiny-llama", *OPTIONS, "--json")
+    row = json.loads(result.stdout)
+    assert (row["result"], row["cores"], row["parallelism"]) == ("PASS", 1, "none")
+    assert row["output_text"] == stored.output_text and row["run_py"] == stored.run_py
+    assert row["reference_reused"]  # the campaign computed it; canrun test shares it
+
+
+def test_resume_of_a_finished_campaign_runs_nothing(items):
+    before = (OUT / "dataset" / "data").stat().st_mtime_ns
+    result = canrun("campaign", *OPTIONS, "--tasks", "text-generation", "--models", OUT / "models.txt",
+                    "--exclusions", OUT / "exclusions.toml", "--out", OUT / "dataset", "--resume", "--json")
+    assert result.returncode == 0, result.stderr
+    again = {item["model_id"]: item["result"] for item in json.loads(result.stdout)["items"]}
+    assert again == {model: item["result"] for model, item in items.items()}
+    assert "start " not in result.stderr
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
+    result = canrun("campaign", *OPTIONS, "--tasks", "text-generation", "--models", OUT / "models.txt",
+                    "--exclusions", OUT / "exclusions.toml", "--out", tmp_path / "dataset", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "canrun-fixtures/tiny-llama-4l" in result.stdout and "2 cores (tp)" in result.stdout
+    assert "excluded: quantized" in result.stdout and "unresolved: canrun-fixtures/not-there" in result.stdout
+    assert not (tmp_path / "dataset").exists()
