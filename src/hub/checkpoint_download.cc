@@ -418,9 +418,10 @@ class CheckpointDownload {
       if (offset == before || resumes_left == 0) {
         return drop_if_empty(
             Error(response.ok() ? ErrorCode::kUnavailable : response.error().code(),
-                  fmt::format("{}: stopped at byte {} of {} ({}); the partial file is kept and "
-                              "the next download continues it",
-                              what, offset, file.size, why))
+                  fmt::format("{}: stopped at byte {} of {} ({}){}", what, offset, file.size, why,
+                              offset > 0 ? "; the partial file is kept and the next download "
+                                           "continues it"
+                                         : ""))
                 .with_reason(response.ok() ? "" : response.error().reason()));
       }
       --resumes_left;
