@@ -20,15 +20,25 @@ std::optional<fs::path> env_path(const char* name) {
   return fs::path(value);
 }
 
-bool is_plain_token(std::string_view text) {
+//! `commit` as a Revision that is a commit; the error names the file it came with.
+Result<Revision> parse_commit(std::string_view commit, std::string_view filename) {
+  auto parsed = Revision::parse(commit);
+  if (!parsed.ok() || !parsed->is_commit()) {
+    return corrupt(fmt::format("the Hub's commit {} for {} is not 40 hex digits",
+                               quote_for_message(commit), quote_for_message(filename)));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+bool is_blob_name(std::string_view text) {
   if (text.empty() || text.size() > 128) return false;
   for (const unsigned char c : text) {
     if (!std::isalnum(c) && c != '-' && c != '_') return false;
   }
   return true;
 }
-
-}  // namespace
 
 Status check_repo_filename(std::string_view filename) {
   const auto bad = [&](std::string_view why) {
@@ -62,6 +72,14 @@ HfCache HfCache::from_environment() {
 }
 
 fs::path HfCache::repo_dir(const ModelId& id) const { return root_ / id.cache_folder_name(); }
+
+fs::path HfCache::blob_path(const ModelId& id, std::string_view blob_name) const {
+  return repo_dir(id) / "blobs" / std::string(blob_name);
+}
+
+fs::path HfCache::blob_lock_path(const ModelId& id, std::string_view blob_name) const {
+  return root_ / ".locks" / id.cache_folder_name() / (std::string(blob_name) + ".lock");
+}
 
 std::optional<std::string> HfCache::commit_of(const ModelId& id, const Revision& revision) const {
   if (revision.is_commit()) return revision.str();
@@ -110,26 +128,39 @@ Result<fs::path> HfCache::store(const ModelId& id, const Revision& revision,
                                 std::string_view commit, std::string_view filename,
                                 std::string_view etag, std::string_view bytes) const {
   CANRUN_RETURN_IF_ERROR(check_repo_filename(filename));
-  if (!is_plain_token(etag)) {
+  if (!is_blob_name(etag)) {
     return corrupt(fmt::format("the Hub's ETag {} for {} is not a plain token",
                                quote_for_message(etag), quote_for_message(filename)));
   }
-  auto parsed_commit = Revision::parse(commit);
-  if (!parsed_commit.ok() || !parsed_commit->is_commit()) {
-    return corrupt(fmt::format("the Hub's commit {} for {} is not 40 hex digits",
-                               quote_for_message(commit), quote_for_message(filename)));
-  }
-  const fs::path repo = repo_dir(id);
-  const fs::path blob = repo / "blobs" / std::string(etag);
-  const fs::path link = repo / "snapshots" / parsed_commit->str() / fs::path(std::string(filename));
+  CANRUN_RETURN_IF_ERROR(parse_commit(commit, filename));
+  const fs::path blob = blob_path(id, etag);
   std::error_code error;
   fs::create_directories(blob.parent_path(), error);
-  if (!error) fs::create_directories(link.parent_path(), error);
+  if (error) {
+    return io_error(fmt::format("cannot create folders in the HF cache {}: {}",
+                                quote_for_message(repo_dir(id).string()), error.message()));
+  }
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(blob, bytes));
+  return link(id, revision, commit, filename, etag);
+}
+
+Result<fs::path> HfCache::link(const ModelId& id, const Revision& revision, std::string_view commit,
+                               std::string_view filename, std::string_view blob_name) const {
+  CANRUN_RETURN_IF_ERROR(check_repo_filename(filename));
+  if (!is_blob_name(blob_name)) {
+    return corrupt(fmt::format("the Hub's ETag {} for {} is not a plain token",
+                               quote_for_message(blob_name), quote_for_message(filename)));
+  }
+  CANRUN_ASSIGN_OR_RETURN(const Revision parsed_commit, parse_commit(commit, filename));
+  const fs::path repo = repo_dir(id);
+  const fs::path blob = blob_path(id, blob_name);
+  const fs::path link = repo / "snapshots" / parsed_commit.str() / fs::path(std::string(filename));
+  std::error_code error;
+  fs::create_directories(link.parent_path(), error);
   if (error) {
     return io_error(fmt::format("cannot create folders in the HF cache {}: {}",
                                 quote_for_message(repo.string()), error.message()));
   }
-  CANRUN_RETURN_IF_ERROR(write_file_atomically(blob, bytes));
   // Relative, like huggingface_hub: ../../blobs/<etag> from snapshots/<commit>/, one more
   // ../ per folder level of the file name.
   const fs::path target = fs::relative(blob, link.parent_path(), error);
@@ -143,12 +174,22 @@ Result<fs::path> HfCache::store(const ModelId& id, const Revision& revision,
     fs::remove(temp_link, error);
     return io_error(fmt::format("cannot link {} in the HF cache: {}", link.string(), why));
   }
-  if (!revision.is_commit()) {
-    fs::create_directories((repo / "refs" / revision.str()).parent_path(), error);
-    CANRUN_RETURN_IF_ERROR(
-        write_file_atomically(repo / "refs" / revision.str(), parsed_commit->str()));
-  }
+  CANRUN_RETURN_IF_ERROR(write_ref(id, revision, parsed_commit.str()));
   return link;
+}
+
+Status HfCache::write_ref(const ModelId& id, const Revision& ref, std::string_view commit) const {
+  if (ref.is_commit()) return ok_status();
+  CANRUN_ASSIGN_OR_RETURN(const Revision parsed_commit, parse_commit(commit, "refs/" + ref.str()));
+  const fs::path ref_path = repo_dir(id) / "refs" / ref.str();
+  std::error_code error;
+  fs::create_directories(ref_path.parent_path(), error);
+  if (error) {
+    return io_error(fmt::format("cannot create {} in the HF cache: {}",
+                                quote_for_message(ref_path.parent_path().string()),
+                                error.message()));
+  }
+  return write_file_atomically(ref_path, parsed_commit.str());
 }
 
 }  // namespace canrun::hub

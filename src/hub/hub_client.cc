@@ -87,8 +87,8 @@ HubClient::HubClient(HubConfig config, std::unique_ptr<HttpTransport> transport,
     sleeper_ = [](std::chrono::milliseconds wait) { std::this_thread::sleep_for(wait); };
 }
 
-Result<HttpResponse> HubClient::get(std::string_view url_or_path,
-                                    std::vector<std::pair<std::string, std::string>> headers) {
+Result<HttpRequest> HubClient::make_request(
+    std::string_view url_or_path, std::vector<std::pair<std::string, std::string>> headers) const {
   HttpRequest request;
   request.url = url_or_path.starts_with("http://") || url_or_path.starts_with("https://")
                     ? std::string(url_or_path)
@@ -99,13 +99,65 @@ Result<HttpResponse> HubClient::get(std::string_view url_or_path,
   }
   request.headers = std::move(headers);
   if (config_.token) request.headers.emplace_back("Authorization", "Bearer " + *config_.token);
+  return request;
+}
+
+Result<HttpResponse> HubClient::get(std::string_view url_or_path,
+                                    std::vector<std::pair<std::string, std::string>> headers) {
+  CANRUN_ASSIGN_OR_RETURN(const HttpRequest request, make_request(url_or_path, std::move(headers)));
+  return send_with_retries(
+      request, [this](const HttpRequest& r) { return transport_->get(r); }, [] { return true; });
+}
+
+namespace {
+
+//! Passes a 2xx answer's body on to the caller's sink and keeps other answers' bodies (error
+//! pages) to itself, so that a retried 503 never lands in a file.
+class SuccessOnlySink final : public BodySink {
+ public:
+  explicit SuccessOnlySink(BodySink& target) : target_(target) {}
+  Status begin(const HttpResponse& head) override {
+    passing_ = head.status >= 200 && head.status < 300;
+    if (!passing_) return ok_status();
+    target_began_ = true;
+    return target_.begin(head);
+  }
+  Status write(std::string_view bytes) override {
+    if (!passing_) return ok_status();
+    return target_.write(bytes);
+  }
+  //! Whether the caller's sink has seen an answer: a retry would then repeat bytes.
+  bool target_began() const { return target_began_; }
+
+ private:
+  BodySink& target_;
+  bool passing_ = false;
+  bool target_began_ = false;
+};
+
+}  // namespace
+
+Result<HttpResponse> HubClient::get_streamed(
+    std::string_view url_or_path, std::vector<std::pair<std::string, std::string>> headers,
+    BodySink& sink) {
+  CANRUN_ASSIGN_OR_RETURN(const HttpRequest request, make_request(url_or_path, std::move(headers)));
+  SuccessOnlySink gate(sink);
+  return send_with_retries(
+      request, [&](const HttpRequest& r) { return transport_->get_streamed(r, gate); },
+      [&] { return !gate.target_began(); });
+}
+
+Result<HttpResponse> HubClient::send_with_retries(const HttpRequest& request,
+                                                  const Attempt& attempt,
+                                                  const std::function<bool()>& may_retry) {
   std::chrono::milliseconds backoff = config_.backoff;
   int rate_limited = 0;
   std::string last_problem;
-  for (int attempt = 1; attempt <= config_.max_attempts; ++attempt) {
-    auto response = transport_->get(request);
+  for (int try_number = 1; try_number <= config_.max_attempts; ++try_number) {
+    auto response = attempt(request);
     std::optional<std::chrono::milliseconds> wait;
     if (!response.ok()) {
+      if (!may_retry()) return response.error();
       // Connection refused and timeouts are retried like 5xx; a redirect loop is not.
       if (response.error().code() != ErrorCode::kUnavailable &&
           response.error().code() != ErrorCode::kTimeout) {
@@ -114,7 +166,7 @@ Result<HttpResponse> HubClient::get(std::string_view url_or_path,
       // A Hub that cannot be reached at all is tried twice, not max_attempts times: callers
       // fall back to what is on disk, and should not wait long for it.
       last_problem = response.error().message();
-      if (attempt >= std::min(2, config_.max_attempts)) return response.error();
+      if (try_number >= std::min(2, config_.max_attempts)) return response.error();
     } else {
       const long status = response->status;
       if ((status >= 200 && status < 300) || status == 304) return response;
@@ -137,9 +189,9 @@ Result<HttpResponse> HubClient::get(std::string_view url_or_path,
       wait = retry_after(*response);
       last_problem = fmt::format("HTTP {}", status);
     }
-    if (attempt == config_.max_attempts) break;
+    if (try_number == config_.max_attempts) break;
     const auto delay = std::min(wait.value_or(backoff), config_.max_wait);
-    log::debug("GET {}: {}; retry {} of {} in {} ms", request.url, last_problem, attempt,
+    log::debug("GET {}: {}; retry {} of {} in {} ms", request.url, last_problem, try_number,
                config_.max_attempts - 1, delay.count());
     sleeper_(delay);
     backoff *= 2;

@@ -54,6 +54,14 @@ class HubClient {
   Result<HttpResponse> get(std::string_view url_or_path,
                            std::vector<std::pair<std::string, std::string>> headers = {});
 
+  //! GET with the body going to `sink` as it arrives (HttpTransport::get_streamed), for files
+  //! too large to hold. As get() (token, offline, 401/403 gated, 404 not found, 429 and 5xx
+  //! retried), except that only a 2xx answer reaches the sink, and nothing is retried once it
+  //! has: the caller continues an interrupted body with a Range request.
+  Result<HttpResponse> get_streamed(std::string_view url_or_path,
+                                    std::vector<std::pair<std::string, std::string>> headers,
+                                    BodySink& sink);
+
   //! GET and return the body (the caller parses it and names the URL in its errors).
   Result<std::string> get_text(std::string_view url_or_path);
 
@@ -66,6 +74,14 @@ class HubClient {
   Result<Slice> get_range(std::string_view url, std::uint64_t offset, std::uint64_t length);
 
  private:
+  using Attempt = std::function<Result<HttpResponse>(const HttpRequest&)>;
+  //! The request get() and get_streamed() send: the URL joined to the endpoint, the token.
+  Result<HttpRequest> make_request(std::string_view url_or_path,
+                                   std::vector<std::pair<std::string, std::string>> headers) const;
+  //! Sends `request` through `attempt` until it succeeds, fails for good, or `may_retry` says no.
+  Result<HttpResponse> send_with_retries(const HttpRequest& request, const Attempt& attempt,
+                                         const std::function<bool()>& may_retry);
+
   HubConfig config_;
   std::unique_ptr<HttpTransport> transport_;
   Sleeper sleeper_;

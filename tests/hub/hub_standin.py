@@ -8,11 +8,17 @@ fixture under fixtures/):
   GET  /api/models/{org}/{name}/revision/{rev}       model info at a revision (URL-quoted)
   GET  /api/models/{org}/{name}/tree/{rev}           the file list (huggingface_hub RepoFile)
   GET|HEAD /{org}/{name}/resolve/{rev}/{path}        a file, with Range (206 + Content-Range),
-       ETag / X-Repo-Commit (as huggingface_hub reads them), If-None-Match → 304
+       ETag / X-Repo-Commit (as huggingface_hub reads them), If-None-Match → 304; LFS files
+       (*.safetensors) also X-Linked-Etag (their sha256) and X-Linked-Size. With
+       `cdn_redirects`, an LFS file is a 302 to /cdn-lfs/{sha256} carrying those headers, as
+       the Hub redirects to its CDN, whose answer has an ETag of its own and no X-Repo-Commit.
   401 for a gated repo's files without an Authorization header, 404 for anything unknown,
   and injected faults for a path: `faults[path] = [(status, headers, body), ...]` are answered
   once each, in order, before the real answer; `storms[path] = (status, headers, body)` is
-  answered every time (a 429 storm, a redirect loop, malformed JSON).
+  answered every time (a 429 storm, a redirect loop, malformed JSON). `truncations[path] =
+  [n, ...]` cut the next file answers for a path after n body bytes each (the headers announce
+  the whole body, then the connection closes: an interrupted download). `throttle_bytes_per_s`
+  paces file bodies, so that a test can watch a download in progress.
 
 It listens on 127.0.0.1 on a free port, records every request, and stops by itself after
 `lifetime_s` seconds. Run it alone with `python hub_standin.py --lifetime 600` to try canrun
@@ -24,6 +30,7 @@ import argparse
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 import urllib.parse
@@ -78,6 +85,9 @@ class HubStandIn:
         self.page_size = page_size
         self.faults: dict[str, list[tuple[int, dict, bytes]]] = {}
         self.storms: dict[str, tuple[int, dict, bytes]] = {}
+        self.truncations: dict[str, list[int]] = {}
+        self.throttle_bytes_per_s: float | None = None
+        self.cdn_redirects = False
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"standin": self})
@@ -125,7 +135,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- answers ---------------------------------------------------------------------------
     def _send(self, status: int, body: bytes = b"", headers: dict | None = None,
-              content_type: str = "application/json") -> None:
+              content_type: str = "application/json", cut_after: int | None = None,
+              paced: bool = False) -> None:
+        """The answer; `cut_after` bytes of the body then the connection closes, `paced` bodies
+        go at throttle_bytes_per_s."""
         self.send_response(status)
         headers = dict(headers or {})
         headers.setdefault("Content-Type", content_type)
@@ -135,8 +148,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         sent = 0
         if self.command != "HEAD" and status not in (204, 304):
-            self.wfile.write(body)
-            sent = len(body)
+            to_send = body if cut_after is None else body[:cut_after]
+            rate = self.standin.throttle_bytes_per_s if paced else None
+            if rate:
+                chunk = 64 * 1024
+                for start in range(0, len(to_send), chunk):
+                    self.wfile.write(to_send[start:start + chunk])
+                    self.wfile.flush()
+                    time.sleep(len(to_send[start:start + chunk]) / rate)
+            else:
+                self.wfile.write(to_send)
+            sent = len(to_send)
+            if cut_after is not None:
+                self.wfile.flush()
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         self.standin.record(Request(self.command, self.path, dict(self.headers), status, sent))
 
     def _json(self, value, status: int = 200, headers: dict | None = None) -> None:
@@ -165,6 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
         match = re.fullmatch(r"/api/models/([^/]+/[^/]+)(?:/revision/(.+))?", url.path)
         if match:
             return self._model_info(match.group(1), match.group(2))
+        match = re.fullmatch(r"/cdn-lfs/([0-9a-f]{64})", url.path)
+        if match:
+            return self._cdn(match.group(1))
         match = re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", url.path)
         if match:
             return self._resolve(match.group(1), urllib.parse.unquote(match.group(2)),
@@ -207,6 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
         if repo is None or revision not in ("main", repo.sha):
             return self._error(404, "Repository or revision not found")
         entries = []
+        folders = sorted({str(Path(path).parent) for path in repo.files} - {"."})
+        for folder in folders:  # as the Hub lists them with recursive=true
+            entries.append({"type": "directory", "oid": "0" * 40, "size": 0, "path": folder})
         for path, data in sorted(repo.files.items()):
             entry = {"type": "file", "oid": git_blob_sha1(data), "size": len(data), "path": path}
             if path.endswith(".safetensors"):
@@ -235,6 +270,26 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("If-None-Match") == f'"{etag}"':
             headers["Content-Length"] = "0"
             return self._send(304, b"", headers, "application/octet-stream")
+        if lfs and self.standin.cdn_redirects:
+            headers["Location"] = f"{self.standin.endpoint}/cdn-lfs/{etag}"
+            headers["Content-Length"] = "0"
+            return self._send(302, b"", headers, "text/plain")
+        self._file_body(url_path_of(self.path), data, headers)
+
+    def _cdn(self, sha256: str) -> None:
+        for repo in self.standin.repos.values():
+            for data in repo.files.values():
+                if hashlib.sha256(data).hexdigest() == sha256:
+                    # The CDN's own ETag (not the sha256); no Hub headers.
+                    headers = {"ETag": f'"cdn-{sha256[:16]}"', "Accept-Ranges": "bytes"}
+                    return self._file_body(url_path_of(self.path), data, headers)
+        self._error(404, "no such object")
+
+    def _file_body(self, path: str, data: bytes, headers: dict) -> None:
+        """A file's bytes: whole, or the Range asked for; cut short when a truncation is set."""
+        with self.standin._lock:
+            cuts = self.standin.truncations.get(path)
+            cut_after = cuts.pop(0) if cuts else None
         range_header = self.headers.get("Range")
         if range_header:
             match = re.fullmatch(r"bytes=(\d+)-(\d*)", range_header.strip())
@@ -247,8 +302,13 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(416, b"", headers)
             last = min(last, len(data) - 1)
             headers["Content-Range"] = f"bytes {first}-{last}/{len(data)}"
-            return self._send(206, data[first:last + 1], headers, "application/octet-stream")
-        self._send(200, data, headers, "application/octet-stream")
+            return self._send(206, data[first:last + 1], headers, "application/octet-stream",
+                              cut_after=cut_after, paced=True)
+        self._send(200, data, headers, "application/octet-stream", cut_after=cut_after, paced=True)
+
+
+def url_path_of(request_path: str) -> str:
+    return urllib.parse.urlsplit(request_path).path
 
 
 def main() -> None:
