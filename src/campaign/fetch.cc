@@ -66,6 +66,16 @@ Result<ReadyCheckpoint> CheckpointPrefetcher::wait(FetchHandle handle) {
   return *found->second.outcome;
 }
 
+std::optional<Result<ReadyCheckpoint>> CheckpointPrefetcher::poll(FetchHandle handle) {
+  std::lock_guard lock(mutex_);
+  const auto found = items_.find(handle);
+  if (found == items_.end() || found->second.done) {
+    return Result<ReadyCheckpoint>(
+        not_found(fmt::format("no checkpoint fetch {} is pending (done already?)", handle)));
+  }
+  return found->second.outcome;
+}
+
 void CheckpointPrefetcher::done(FetchHandle handle) {
   std::lock_guard lock(mutex_);
   const auto found = items_.find(handle);

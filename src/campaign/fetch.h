@@ -87,6 +87,9 @@ class CheckpointPrefetcher {
   //! Blocks until the checkpoint is in the cache, or its fetch failed (the error keeps its
   //! reason: kGated, kNotFound, kOverDiskBudget...). An unknown or done handle is kNotFound.
   Result<ReadyCheckpoint> wait(FetchHandle handle);
+  //! The outcome when the checkpoint is fetched or its fetch failed; nullopt while it is
+  //! queued or downloading (never blocks). An unknown or done handle is kNotFound.
+  std::optional<Result<ReadyCheckpoint>> poll(FetchHandle handle);
   //! Its test is over (or will not run): its room may be reused. Before it is fetched, it is
   //! taken off the queue.
   void done(FetchHandle handle);

@@ -15,13 +15,17 @@
 #include <thread>
 
 #include "campaign/campaign_dir.h"
+#include "campaign/disk_budget.h"
 #include "campaign/expected_time.h"
+#include "campaign/fetch.h"
 #include "campaign/host_budget.h"
 #include "campaign/scheduler.h"
 #include "core/atomic_file.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "dataset/dataset.h"
+#include "hub/hf_cache.h"
+#include "hub/hub_client.h"
 #include "stack/stack.h"
 
 namespace canrun::campaign {
@@ -173,6 +177,86 @@ Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int 
   return CoreAllocator::for_profile(limited, host_cpus);
 }
 
+//! Whether the HF cache holds the item's checkpoint at its planned commit: config.json and the
+//! safetensors weights (every shard the index names), not just what planning fetched.
+bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
+  auto id = ModelId::parse(item.model_id);
+  auto revision = Revision::parse(item.revision.empty() ? "main" : item.revision);
+  if (!id.ok() || !revision.ok()) return false;
+  const auto snapshot = cache.snapshot_dir(*id, *revision);
+  if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) return false;
+  if (fs::is_regular_file(*snapshot / "model.safetensors")) return true;
+  auto index = read_file(*snapshot / "model.safetensors.index.json");
+  if (!index.ok()) return false;
+  const auto json = nlohmann::json::parse(*index, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+    return false;
+  }
+  for (const auto& [tensor, shard] : json["weight_map"].items()) {
+    if (!shard.is_string() || !fs::is_regular_file(*snapshot / shard.get<std::string>())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+//! Checkpoints a campaign fetches ahead of their runs, in the order the scheduler prefers.
+class Fetching {
+ public:
+  static Result<std::unique_ptr<Fetching>> open(const CampaignDir& dir, std::uint64_t budget) {
+    auto fetching = std::unique_ptr<Fetching>(new Fetching());
+    const hub::HfCache cache = hub::HfCache::from_environment();
+    DiskBudget::Options options;
+    options.budget_bytes = budget > 0 ? budget : (std::uint64_t{1} << 62);
+    options.ledger = dir.root() / "fetched-blobs";
+    CANRUN_ASSIGN_OR_RETURN(fetching->budget_, DiskBudget::open(cache, options));
+    CANRUN_ASSIGN_OR_RETURN(hub::HubConfig config, hub::HubConfig::from_environment());
+    fetching->prefetcher_ = std::make_unique<CheckpointPrefetcher>(
+        std::make_unique<hub::HubClient>(std::move(config),
+                                         hub::make_curl_transport(hub::default_transport_options())),
+        cache, *fetching->budget_);
+    return fetching;
+  }
+  ~Fetching() { prefetcher_.reset(); }  // stops its thread before the budget goes
+
+  void enqueue(std::size_t index, const WorkItem& item) {
+    waiting_.push_back(index);
+    handles_[index] = prefetcher_->enqueue(*ModelId::parse(item.model_id),
+                                           *Revision::parse(item.revision.empty() ? "main"
+                                                                                  : item.revision));
+  }
+  //! Items whose fetch ended since the last call, with its outcome (never blocks).
+  std::vector<std::pair<std::size_t, Status>> ready() {
+    std::vector<std::pair<std::size_t, Status>> out;
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      auto outcome = prefetcher_->poll(handles_.at(*it));
+      if (!outcome) {
+        ++it;
+        continue;
+      }
+      out.emplace_back(*it, outcome->ok() ? ok_status() : Status(outcome->error()));
+      it = waiting_.erase(it);
+    }
+    return out;
+  }
+  //! The item's test is over (or will not run): its room may be reused.
+  void done(std::size_t index) {
+    if (const auto found = handles_.find(index); found != handles_.end()) {
+      prefetcher_->done(found->second);
+      handles_.erase(found);
+    }
+  }
+  std::size_t waiting() const { return waiting_.size(); }
+  std::uint64_t peak_bytes() const { return budget_->peak_bytes_held(); }
+
+ private:
+  Fetching() = default;
+  std::unique_ptr<DiskBudget> budget_;
+  std::unique_ptr<CheckpointPrefetcher> prefetcher_;
+  std::map<std::size_t, FetchHandle> handles_;
+  std::vector<std::size_t> waiting_;
+};
+
 bool needs_retry(const dataset::VerdictRow& row, std::string_view retry) {
   if (row.result == VerdictResult::kExcluded) return false;
   if (retry == "all") return true;
@@ -319,9 +403,35 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
 
   CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
   Scheduler scheduler(std::move(cores), std::move(budget));
+  // Checkpoints on this machine are scheduled at once; the others once fetched, in the order
+  // the scheduler prefers (longest expected first).
+  const hub::HfCache hf_cache = hub::HfCache::from_environment();
+  std::vector<Job> to_fetch;
   for (std::size_t index : to_run) {
-    CANRUN_RETURN_IF_ERROR(scheduler.add(job_of(index, outcome.items[index], profile, history)));
+    Job job = job_of(index, outcome.items[index], profile, history);
+    if (in_hf_cache(outcome.items[index], hf_cache) || outcome.items[index].revision.empty()) {
+      CANRUN_RETURN_IF_ERROR(scheduler.add(std::move(job)));
+    } else {
+      to_fetch.push_back(std::move(job));
+    }
   }
+  std::unique_ptr<Fetching> fetching;
+  if (!to_fetch.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(fetching, Fetching::open(dir, options.disk_budget_bytes));
+    std::stable_sort(to_fetch.begin(), to_fetch.end(),
+                     [](const Job& a, const Job& b) { return a.expected_s > b.expected_s; });
+    for (const Job& job : to_fetch) {
+      const std::size_t index = std::stoul(job.id);
+      fetching->enqueue(index, outcome.items[index]);
+      (void)dir.journal(kSlice, {{"event", "fetch"}, {"item", index}});
+    }
+  }
+  const auto job_by_id = [&](std::size_t index) {
+    for (const Job& job : to_fetch) {
+      if (job.id == std::to_string(index)) return job;
+    }
+    return Job{};
+  };
   struct Finished {
     std::size_t index;
     Result<trial::TrialOutcome> trial;
@@ -331,7 +441,20 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   std::vector<std::thread> threads;
   std::size_t running = 0;
   Status failure;
-  while (!scheduler.idle() && !stop && failure.ok()) {
+  while ((!scheduler.idle() || (fetching && fetching->waiting() > 0)) && !stop && failure.ok()) {
+    if (fetching) {
+      for (const auto& [index, fetched] : fetching->ready()) {
+        const WorkItem& item = outcome.items[index];
+        if (fetched.ok()) {
+          CANRUN_RETURN_IF_ERROR(scheduler.add(job_by_id(index)));
+          continue;
+        }
+        fetching->done(index);
+        outcome.problems.push_back(
+            fmt::format("{} ({}): {}", item.model_id, item.task, fetched.error().message()));
+        observer.failed(item, fetched.error());
+      }
+    }
     const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
     for (const JobStart& start : scheduler.start_ready(now_s)) {
       const std::size_t index = std::stoul(start.id);
@@ -356,6 +479,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     for (Finished& one : done) {
       --running;
       (void)scheduler.finish(std::to_string(one.index));
+      if (fetching) fetching->done(one.index);
       const WorkItem& item = outcome.items[one.index];
       if (stop) break;  // a trial cut short by the stop is no verdict
       if (!one.trial.ok()) {
@@ -378,6 +502,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     tracking.kill_all();
   }
   for (std::thread& thread : threads) thread.join();
+  if (fetching) outcome.peak_fetched_bytes = fetching->peak_bytes();
   CANRUN_RETURN_IF_ERROR(failure);
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return outcome;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -31,6 +32,9 @@ struct CampaignOptions {
   std::filesystem::path out;      //!< the dataset
   std::filesystem::path dir;      //!< the campaign folder
   int max_cores = 0;              //!< at most this many cores (or CPUs on `count`); 0: all
+  //! Checkpoints not in the HF cache are fetched ahead of their runs within this many bytes of
+  //! the cache (evicting what the campaign fetched and no pending test needs); 0: no limit.
+  std::uint64_t disk_budget_bytes = 0;
   bool resume = false;            //!< continue the campaign planned in `dir`
   std::string retry;              //!< "failed": re-run non-PASS verdicts; "all": every one
 };
@@ -54,6 +58,7 @@ struct CampaignOutcome {
   std::vector<std::string> problems;                   //!< trials that could not run
   bool interrupted = false;
   double wall_s = 0;
+  std::uint64_t peak_fetched_bytes = 0;  //!< the most the campaign's downloads held at once
 };
 
 //! Plans only (for --dry-run): the work, and what a new campaign would run.

@@ -37,6 +37,7 @@ struct CampaignCommandOptions {
   std::string out;
   std::string campaign_dir;
   int cores = 0;
+  double disk_budget_gib = 0;
   bool resume = false;
   std::string retry;
   bool dry_run = false;
@@ -184,6 +185,8 @@ int run_campaign_command(const CampaignCommandOptions& options) {
                      ? fs::path(options.out) / ".campaign" / campaign.trial.backend
                      : fs::path(options.campaign_dir);
   campaign.max_cores = options.cores;
+  if (options.disk_budget_gib < 0) return report(invalid_argument("--disk-budget must be >= 0"));
+  campaign.disk_budget_bytes = static_cast<std::uint64_t>(options.disk_budget_gib * (1ull << 30));
   campaign.resume = options.resume;
   campaign.retry = options.retry;
   if (campaign.selection.tasks.empty()) return report(invalid_argument("--tasks names no task"));
@@ -209,6 +212,7 @@ int run_campaign_command(const CampaignCommandOptions& options) {
                           {"problems", outcome->problems},
                           {"interrupted", outcome->interrupted},
                           {"wall_s", outcome->wall_s},
+                          {"peak_fetched_bytes", outcome->peak_fetched_bytes},
                           {"campaign_dir", fs::absolute(campaign.dir).string()}};
     for (std::size_t index = 0; index < outcome->items.size(); ++index) {
       const auto found = outcome->results.find(index);
@@ -266,6 +270,10 @@ void register_campaign_command(const CommandRegistry& registry) {
                       "The campaign's folder (default: DATASET/.campaign/BACKEND)");
   command->add_option("--cores", options->cores,
                       "Use at most this many cores (CPUs on the cpu backend); default: all");
+  command->add_option("--disk-budget", options->disk_budget_gib,
+                      "GiB of the HF cache the campaign's downloads may hold at once (fetched "
+                      "ahead of runs, evicted after; files you had are never touched); 0: no "
+                      "limit");
   command->add_option("--timeout", options->trial.timeout_s, "Seconds each run may take")
       ->capture_default_str();
   command->add_flag("--resume", options->resume, "Continue the campaign in its folder");

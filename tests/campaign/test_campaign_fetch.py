@@ -1,0 +1,80 @@
+"""canrun campaign against the loopback Hub stand-in (real protocol) with an empty HF cache
+and a disk budget smaller than the checkpoints together: each checkpoint is fetched ahead of
+its run and evicted after, the cache (measured on disk while the campaign runs) never holds
+more of the campaign's bytes than the budget, a model the user had is used as it is and
+untouched, and every model gets its verdict."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_fetch import CacheSampler, cache_bytes  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "hub"))
+from hub_standin import HubStandIn  # noqa: E402
+
+SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+FIXTURES = SOURCE / ".cache" / "fixtures"
+FETCHED = ["canrun-fixtures/tiny-llama", "canrun-fixtures/tiny-qwen3", "canrun-fixtures/tiny-mistral"]
+USERS = "canrun-fixtures/tiny-gemma"  # in the user's cache before the campaign
+
+
+def snapshot(repo_id):
+    repo = FIXTURES / "hub" / ("models--" + repo_id.replace("/", "--"))
+    return repo / "snapshots" / (repo / "refs" / "main").read_text()
+
+
+def files_of(repo_id):
+    folder = snapshot(repo_id)
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
+    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)], check=True)
+    standin = HubStandIn([], lifetime_s=900).start()
+    try:
+        for repo_id in FETCHED + [USERS]:
+            standin.add_repo(repo_id, {"pipeline_tag": "text-generation", "library_name": "transformers"},
+                             files_of(repo_id), sha=(snapshot(repo_id).name))
+        home = tmp_path / "hf-home"
+        cache = home / "hub"
+        cache.mkdir(parents=True)
+        users = cache / ("models--" + USERS.replace("/", "--"))
+        shutil.copytree(snapshot(USERS).parents[1], users, symlinks=True)
+        before_user = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (users / "blobs").iterdir()}
+        user_bytes = cache_bytes(cache)
+        one = max(sum(len(b) for b in files_of(repo_id).values()) for repo_id in FETCHED)
+        budget = int(one * 1.5)  # room for one checkpoint at a time, not two
+        models = tmp_path / "models.txt"
+        models.write_text("\n".join(FETCHED + [USERS]) + "\n")
+        env = dict(os.environ, NO_COLOR="1", HF_ENDPOINT=standin.endpoint, HF_HOME=str(home),
+                   HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(tmp_path / "canrun-cache"))
+        env.pop("HF_HUB_CACHE", None)
+        command = [str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation",
+                   "--models", str(models), "--out", str(tmp_path / "dataset"), "--tokens", "4",
+                   "--disk-budget", f"{budget / 2**30:.12f}", "--json"]
+        with CacheSampler(cache) as sampler:
+            result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
+        assert result.returncode == 0, result.stderr[-4000:]
+        out = json.loads(result.stdout)
+    finally:
+        standin.stop()
+    assert {item["model_id"]: item["result"] for item in out["items"]} == {m: "PASS" for m in FETCHED + [USERS]}
+    # Measured on disk: the campaign's bytes on top of the user's never passed the budget, and
+    # it did fetch (more than one checkpoint went through the cache in turn).
+    assert sampler.peak - user_bytes <= budget, (sampler.peak, user_bytes, budget)
+    assert out["peak_fetched_bytes"] <= budget
+    assert sampler.samples > 10
+    # The user's model: used from the cache, its weights never fetched, every file it had
+    # untouched (planning may add config.json under the Hub's ETag, as huggingface_hub would).
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before_user} == before_user
+    assert not [r for r in standin.requests if USERS in r.path and "/resolve/" in r.path]
+    table = pd.read_parquet(tmp_path / "dataset" / "data")
+    assert sorted(table.model_id) == sorted(FETCHED + [USERS])
+    assert set(table.revision) == {snapshot(m).name for m in FETCHED + [USERS]}
