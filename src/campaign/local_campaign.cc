@@ -504,6 +504,13 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   for (std::thread& thread : threads) thread.join();
   if (fetching) outcome.peak_fetched_bytes = fetching->peak_bytes();
   CANRUN_RETURN_IF_ERROR(failure);
+  if (!outcome.interrupted) {
+    // A canrun killed between a result file and the dataset write left the dataset behind the
+    // folder: the folder's results are the truth, and writing them again changes nothing else.
+    std::vector<dataset::VerdictRow> rows;
+    for (const auto& [index, row] : outcome.results) rows.push_back(row);
+    CANRUN_RETURN_IF_ERROR(dataset.upsert(std::move(rows)));
+  }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return outcome;
 }
