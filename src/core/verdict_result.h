@@ -38,9 +38,9 @@ std::optional<VerdictResult> parse_verdict_result(std::string_view text);
 std::string verdict_result_names();
 
 //! The exclusion reason categories of SPEC.md §7. A curator may also give a free-text note.
-inline constexpr std::array<std::string_view, 8> kExclusionReasons = {
-    "low_priority", "incompatible",     "gated",          "remote_code",
-    "too_large",    "no_parallel_plan", "no_safetensors", "unsupported_task"};
+inline constexpr std::array<std::string_view, 9> kExclusionReasons = {
+    "low_priority",     "incompatible",   "gated",           "remote_code", "too_large",
+    "no_parallel_plan", "no_safetensors", "unsupported_task", "quantized"};
 
 //! Whether an exclusion is the planner's (the model does not fit the backend: `too_large`,
 //! `no_parallel_plan`), which says something about the backend, rather than a curator's or the

@@ -30,6 +30,17 @@ Error not_on_this_machine(const Error& error, const std::string& model) {
       .with_reason(reason::kNotCached);
 }
 
+//! The `stack` column: every version, and what else changes results: the profile's compile
+//! options ("compile:fullgraph") and the variables it sets for runs ("env:NEURON_CC_FLAGS").
+std::string stack_json(const stack::Stack& stack, const backend::BackendProfile& profile) {
+  nlohmann::json out(stack.versions);
+  for (const auto& [option, on] : profile.compile_options) {
+    out["compile:" + option] = on ? "true" : "false";
+  }
+  for (const auto& [variable, value] : profile.env) out["env:" + variable] = value;
+  return out.dump();
+}
+
 //! The row's columns that do not depend on how the run went.
 dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
   dataset::VerdictRow row;
@@ -49,7 +60,7 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
   if (trial.plan.stack_plan) {
     row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
   }
-  row.stack = stack.versions_json();
+  row.stack = stack_json(stack, trial.profile);
   row.packages = stack.packages();
   if (!trial.script.empty()) row.run_py = trial.script;
   row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
