@@ -10,6 +10,7 @@
 #include "core/text.h"
 #include "dataset/row_json.h"
 #include "serve/version_order.h"
+#include "task/task.h"
 
 namespace canrun::serve {
 namespace {
@@ -184,9 +185,14 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
     index->ranked_count_ += snapshot.models.size();
   }
   index->tasks_.assign(tasks.begin(), tasks.end());
-  // text-generation first: it is the task most people come for.
-  std::stable_partition(index->tasks_.begin(), index->tasks_.end(),
-                        [](const std::string& task) { return task == "text-generation"; });
+  // In the task registry's order (text-generation first: the task most people come for), then
+  // tasks it does not know, by name.
+  const std::vector<std::string> registered = task::task_names();
+  const auto place = [&](const std::string& name) {
+    return std::find(registered.begin(), registered.end(), name) - registered.begin();
+  };
+  std::stable_sort(index->tasks_.begin(), index->tasks_.end(),
+                   [&](const std::string& a, const std::string& b) { return place(a) < place(b); });
   return index;
 }
 
