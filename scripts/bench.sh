@@ -24,5 +24,8 @@ echo "== planner: 10,000 models from cached facts vs reading one safetensors hea
 echo "== campaign packing: a simulated 600-test campaign on trn2.48xlarge vs its makespan's lower bound"
 "$build_dir/bench_campaign_packing"
 
+echo "== canrun campaign vs a shell loop of canrun test (cold caches)"
+.venv/bin/python bench/campaign_vs_loop.py "$build_dir"
+
 echo "== canrun serve vs http.server+pandas and nginx (wrk, 30 s each)"
 .venv/bin/python bench/serve_vs_baselines.py "$build_dir"
