@@ -488,6 +488,10 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
         observer.failed(item, one.trial.error());
         continue;
       }
+      // A verdict run again (--retry) says whether it held: a changed one is flaky.
+      if (const auto before = recorded.find(one.index); before != recorded.end()) {
+        one.trial->row.flaky = before->second.result != one.trial->row.result;
+      }
       std::lock_guard guard(mutex);
       if (auto status = record(one.index, std::move(one.trial->row)); !status.ok()) {
         failure = status;

@@ -38,6 +38,8 @@ std::shared_ptr<arrow::DataType> arrow_type(const ColumnSpec& column) {
           return arrow::list(arrow::utf8());
         } else if constexpr (std::is_same_v<Value, Timestamp>) {
           return timestamp_type();
+        } else if constexpr (std::is_same_v<Value, std::optional<bool>>) {
+          return arrow::boolean();
         } else {  // std::string, std::optional<std::string>, VerdictResult
           return arrow::utf8();
         }
@@ -107,6 +109,9 @@ Result<std::shared_ptr<arrow::Array>> build_array(std::span<const VerdictRow> ro
                               [](auto& b, const auto& v) { return append_optional(b, v); });
         } else if constexpr (std::is_same_v<Value, std::optional<double>>) {
           return build_column(rows, member, arrow::DoubleBuilder(),
+                              [](auto& b, const auto& v) { return append_optional(b, v); });
+        } else if constexpr (std::is_same_v<Value, std::optional<bool>>) {
+          return build_column(rows, member, arrow::BooleanBuilder(),
                               [](auto& b, const auto& v) { return append_optional(b, v); });
         } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
           auto values = std::make_shared<arrow::StringBuilder>();
@@ -260,6 +265,12 @@ Status read_array(const arrow::ChunkedArray& chunks, const ColumnSpec& column,
           return read_column<arrow::DoubleArray>(
               chunks, rows, column.name, nullable,
               [member](VerdictRow& row, const arrow::DoubleArray& array, std::int64_t idx) {
+                row.*member = array.Value(idx);
+              });
+        } else if constexpr (std::is_same_v<Value, std::optional<bool>>) {
+          return read_column<arrow::BooleanArray>(
+              chunks, rows, column.name, nullable,
+              [member](VerdictRow& row, const arrow::BooleanArray& array, std::int64_t idx) {
                 row.*member = array.Value(idx);
               });
         } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {

@@ -39,7 +39,9 @@ class ParquetCodecTest : public ::testing::Test {
 };
 
 TEST_F(ParquetCodecTest, EveryColumnTypeRoundTrips) {
-  std::vector<VerdictRow> rows = {testing::full_row()};
+  std::vector<VerdictRow> rows = {testing::full_row("org/a"), testing::full_row("org/b")};
+  rows[0].flaky = true;  // bool, both values
+  rows[1].flaky = false;
   EXPECT_EQ(round_trip(rows), rows);
 }
 

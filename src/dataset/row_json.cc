@@ -53,6 +53,8 @@ Result<VerdictRow> row_from_json(const nlohmann::json& object) {
   for (const ColumnSpec& column : verdict_columns()) {
     const std::string name(column.name);
     const auto found = object.find(name);
+    // A column added after the first version may be missing (a row from an older canrun).
+    if (found == object.end() && column.since_version > 1) continue;
     if (found == object.end()) return invalid_argument(fmt::format("column {} is missing", name));
     const nlohmann::json& value = *found;
     auto wrong = [&](std::string_view expected) {
@@ -98,6 +100,9 @@ Result<VerdictRow> row_from_json(const nlohmann::json& object) {
             } else if constexpr (std::is_same_v<Inner, double>) {
               if (!value.is_number()) return wrong("a number or null");
               field = value.get<double>();
+            } else if constexpr (std::is_same_v<Inner, bool>) {
+              if (!value.is_boolean()) return wrong("true, false or null");
+              field = value.get<bool>();
             } else {
               if (!value.is_number_integer()) return wrong("an integer or null");
               const auto wide = value.get<std::int64_t>();

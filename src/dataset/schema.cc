@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 36> kColumns = {{
+const std::array<ColumnSpec, 37> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -48,6 +48,10 @@ const std::array<ColumnSpec, 36> kColumns = {{
     {"judge_threshold", &R::judge_threshold,
      "The judge's threshold, calibrated on canrun's labelled set for that judge model.", 2},
     {"judge_model", &R::judge_model, "The judge model (Hub id or folder) and its commit.", 2},
+    {"flaky", &R::flaky,
+     "Set when a campaign ran the test again (--retry): true when the verdict changed from the "
+     "one before (the row keeps the new one), false when it held; null when run once.",
+     3},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},
@@ -61,9 +65,9 @@ const std::array<ColumnSpec, 36> kColumns = {{
 std::span<const ColumnSpec> verdict_columns() { return kColumns; }
 
 std::string_view arrow_type_name(const ColumnSpec& column) {
-  static constexpr std::array<std::string_view, 8> kNames = {
+  static constexpr std::array<std::string_view, 9> kNames = {
       "string", "string", "int32", "int64", "double", "list<string>", "timestamp[us, tz=UTC]",
-      "string"};
+      "string", "bool"};
   static_assert(kNames.size() == std::variant_size_v<ColumnMember>);
   return kNames[column.member.index()];
 }

@@ -5,7 +5,8 @@
 // Schema versions. Each file records the version it was written in, in its Parquet key-value
 // metadata under kSchemaVersionKey. History:
 //   1  the first 34 columns;
-//   2  adds judge_threshold and judge_model.
+//   2  adds judge_threshold and judge_model;
+//   3  adds flaky.
 // Files written before versions were recorded carry no key: their version is inferred from
 // their columns. Readers accept every version up to kCurrentSchemaVersion (a column the file
 // predates reads as null) and refuse a newer one. To add a column: a new entry in schema.cc
@@ -24,16 +25,16 @@ namespace canrun::dataset {
 //! A pointer to the VerdictRow member behind a column; the alternative gives the Arrow type:
 //! string → utf8 not null, optional<string> → utf8, optional<int32/int64/double> → int32 /
 //! int64 / float64, vector<string> → list<utf8> not null, Timestamp → timestamp[us, UTC],
-//! VerdictResult → utf8 not null (its dataset spelling).
+//! VerdictResult → utf8 not null (its dataset spelling), optional<bool> → bool.
 using ColumnMember =
     std::variant<std::string VerdictRow::*, std::optional<std::string> VerdictRow::*,
                  std::optional<std::int32_t> VerdictRow::*,
                  std::optional<std::int64_t> VerdictRow::*, std::optional<double> VerdictRow::*,
                  std::vector<std::string> VerdictRow::*, Timestamp VerdictRow::*,
-                 VerdictResult VerdictRow::*>;
+                 VerdictResult VerdictRow::*, std::optional<bool> VerdictRow::*>;
 
 //! The schema version canrun writes, and the newest it reads.
-inline constexpr int kCurrentSchemaVersion = 2;
+inline constexpr int kCurrentSchemaVersion = 3;
 //! The key of the version in a file's Parquet key-value metadata; its value is decimal text.
 inline constexpr std::string_view kSchemaVersionKey = "canrun.schema_version";
 

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <algorithm>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -62,7 +63,15 @@ TablePtr with_version(TablePtr table, std::optional<std::string> version) {
 //! A version-1 file as canrun wrote it before versions were recorded: 34 columns, no key.
 std::string version1_file(const std::vector<VerdictRow>& rows) {
   return rewritten(*encode_parquet(rows), [](TablePtr table) {
-    return with_version(without_columns(table, {"judge_threshold", "judge_model"}), std::nullopt);
+    return with_version(without_columns(table, {"judge_threshold", "judge_model", "flaky"}),
+                        std::nullopt);
+  });
+}
+
+//! A version-2 file as canrun wrote it before versions were recorded: 36 columns, no key.
+std::string version2_file(const std::vector<VerdictRow>& rows) {
+  return rewritten(*encode_parquet(rows), [](TablePtr table) {
+    return with_version(without_columns(table, {"flaky"}), std::nullopt);
   });
 }
 
@@ -122,8 +131,11 @@ TEST(SchemaTable, VersionsAreConsistent) {
     version1 += in_schema_version(column, 1);
   }
   EXPECT_EQ(version1, 34u);
-  EXPECT_EQ(verdict_columns().size(), 36u);
-  EXPECT_EQ(kCurrentSchemaVersion, 2);
+  EXPECT_EQ(std::count_if(verdict_columns().begin(), verdict_columns().end(),
+                          [](const ColumnSpec& column) { return in_schema_version(column, 2); }),
+            36);
+  EXPECT_EQ(verdict_columns().size(), 37u);
+  EXPECT_EQ(kCurrentSchemaVersion, 3);
 }
 
 TEST_F(SchemaVersionTest, CanrunRecordsTheCurrentVersion) {
@@ -144,9 +156,7 @@ TEST_F(SchemaVersionTest, AVersion1FileWithoutAKeyReadsWithTheLaterColumnsNull) 
 
 TEST_F(SchemaVersionTest, AVersion2FileWithoutAKeyIsVersion2) {
   const std::vector<VerdictRow> rows = {judged_row("org/a")};
-  const fs::path path = put("v2.parquet", rewritten(*encode_parquet(rows), [](TablePtr table) {
-                              return with_version(table, std::nullopt);
-                            }));
+  const fs::path path = put("v2.parquet", version2_file(rows));
   EXPECT_EQ(*read_file_schema(path), (FileSchema{2, false}));
   EXPECT_EQ(*read_parquet_rows(path), rows);
 }
@@ -167,7 +177,7 @@ TEST_F(SchemaVersionTest, ANewerVersionIsRefusedWithBothVersions) {
     EXPECT_EQ(error.code(), ErrorCode::kCorrupt);
     EXPECT_THAT(error.message(),
                 HasSubstr("written by a newer canrun: schema version 99, this canrun reads up "
-                          "to 2"));
+                          "to 3"));
   }
 }
 
@@ -237,12 +247,12 @@ TEST_F(SchemaVersionTest, UpsertUpgradesTheOlderFilesOfTheFolder) {
 TEST_F(SchemaVersionTest, UpsertRefusesAFileOfANewerVersionAndLeavesIt) {
   const fs::path path =
       put(key().file_name(), rewritten(*encode_parquet(std::vector<VerdictRow>{full_row()}),
-                                       [](TablePtr table) { return with_version(table, "3"); }));
+                                       [](TablePtr table) { return with_version(table, "4"); }));
   const std::string before = *read_file(path);
   Status status = data().upsert({full_row("org/b")});
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.error().message(),
-              HasSubstr("written by a newer canrun: schema version 3, this canrun reads up to 2"));
+              HasSubstr("written by a newer canrun: schema version 4, this canrun reads up to 3"));
   EXPECT_THAT(status.error().message(), HasSubstr("not overwriting it"));
   EXPECT_EQ(*read_file(path), before);
 }
@@ -251,9 +261,7 @@ TEST_F(SchemaVersionTest, MigrateUpgradesEachFileOnceAndReportsWhatItCannotRead)
   const fs::path v1 =
       put(key("4.57.6").file_name(), version1_file({judged_row("org/a", "4.57.6")}));
   const fs::path unrecorded =
-      put(key("4.56.0").file_name(),
-          rewritten(*encode_parquet(std::vector<VerdictRow>{full_row("org/a", "4.56.0")}),
-                    [](TablePtr table) { return with_version(table, std::nullopt); }));
+      put(key("4.56.0").file_name(), version2_file({full_row("org/a", "4.56.0")}));
   const fs::path current =
       put(key().file_name(), *encode_parquet(std::vector<VerdictRow>{full_row()}));
   const fs::path newer = put("cuda__inductor-2.13.0__transformers-5.18.0.parquet",
@@ -274,7 +282,7 @@ TEST_F(SchemaVersionTest, MigrateUpgradesEachFileOnceAndReportsWhatItCannotRead)
   EXPECT_EQ(steps[2].from, (FileSchema{1, false}));
   EXPECT_TRUE(steps[2].rewritten);
   EXPECT_EQ(steps[3].path, current);
-  EXPECT_EQ(steps[3].from, (FileSchema{2, true}));
+  EXPECT_EQ(steps[3].from, (FileSchema{kCurrentSchemaVersion, true}));
   EXPECT_FALSE(steps[3].rewritten);
   EXPECT_TRUE(steps[3].problem.empty());
 

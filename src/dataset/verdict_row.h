@@ -52,6 +52,7 @@ struct VerdictRow {
   std::optional<double> judge_score;
   std::optional<double> judge_threshold;
   std::optional<std::string> judge_model;
+  std::optional<bool> flaky;  //!< re-run by a campaign: whether the verdict changed
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;

@@ -108,3 +108,20 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
     assert "canrun-fixtures/tiny-llama-4l" in result.stdout and "2 cores (tp)" in result.stdout
     assert "excluded: quantized" in result.stdout and "unresolved: canrun-fixtures/not-there" in result.stdout
     assert not (tmp_path / "dataset").exists()
+
+
+def test_retry_failed_runs_the_failures_again_and_marks_whether_they_held(items, tmp_path):
+    """--retry failed on a copy of the fixture campaign: only the non-PASS verdicts run again,
+    and each says in `flaky` whether it changed (a deterministic failure holds: false)."""
+    import shutil
+    copy = tmp_path / "dataset"
+    shutil.copytree(OUT / "dataset", copy)
+    result = canrun("campaign", *OPTIONS, "--tasks", "text-generation", "--models", OUT / "models.txt",
+                    "--exclusions", OUT / "exclusions.toml", "--out", copy, "--resume", "--retry", "failed")
+    assert result.returncode == 0, result.stderr
+    started = [line for line in result.stderr.splitlines() if " start " in f" {line} "]
+    assert len(started) == 2 and all("unknown-arch" in l or "tiny-llama-4l" in l for l in started), started
+    table = pd.read_parquet(copy / "data").set_index("model_id")
+    assert table.loc["canrun-fixtures/unknown-arch", "flaky"] == False  # noqa: E712 (a numpy bool)
+    assert table.loc["canrun-fixtures/unknown-arch", "result"] == "FAIL_LOAD"
+    assert pd.isna(table.loc["canrun-fixtures/tiny-llama", "flaky"])  # PASS: not run again
