@@ -59,13 +59,15 @@ class Ranks:
         common = {"WORLD_SIZE": str(CORES), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
         own = lambda rank: {"RANK": str(rank), PIN_ENV: pins[rank],
                             "LOCAL_RANK": str(rank) if PIN_SYNTAX == "count" else "0"}
-        self.results, self.failed, self.processes = {}, threading.Event(), []
+        self.results, self.failed, self.processes, self.followers = {}, threading.Event(), [], []
         for rank in range(1, CORES):
             env = {**os.environ, **common, **own(rank), "CANRUN_PARENT": str(os.getpid())}
             process = subprocess.Popen([sys.executable, os.path.abspath(__file__)], env=env,
                                        stdout=subprocess.PIPE, text=True, errors="replace")
             self.processes.append(process)
-            threading.Thread(target=self._follow, args=(rank, process), daemon=True).start()
+            follower = threading.Thread(target=self._follow, args=(rank, process), daemon=True)
+            follower.start()
+            self.followers.append(follower)
         os.environ.update(common, **own(0))  # rank 0 is this process; torch is not loaded yet
 
     def _follow(self, rank, process):
@@ -116,6 +118,8 @@ class Ranks:
         while time.time() < deadline and any(p.poll() is None for p in self.processes):
             time.sleep(0.05)
         self.stop()
+        for follower in self.followers:  # each records how its rank ended before we read it
+            follower.join(timeout=5.0)
         failures = [r for r in self.results.values() if r.get("ok") is False] + ([own] if own else [])
         lost_peer = lambda r: any(name.startswith("Dist") for name in r.get("error_types", [])) or \
             "closed by peer" in r.get("error", "") or "Connection reset" in r.get("error", "")
