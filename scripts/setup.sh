@@ -4,7 +4,8 @@
 #   1. Debian packages (apt-get, only those missing),
 #   2. the project virtualenv .venv from requirements.lock and requirements-nodeps.txt (only
 #      when they changed),
-#   3. npm packages from package-lock.json (only when the lock changed).
+#   3. npm packages from package-lock.json (only when the lock changed),
+#   4. the wheels the tests install on top of a stack, from a local folder (.cache/wheels).
 # Re-running it when everything is in place only compares package lists and hashes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,3 +84,16 @@ else
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
   echo "$npm_hash" > "$npm_stamp"
 fi
+
+# --- 4. Wheels for "packages on top" ------------------------------------------------------
+# The campaign test has canrun learn a package the stack lacks; it installs from this folder
+# only (PIP_NO_INDEX), never from the network.
+test_wheels=(tiktoken==0.14.0)
+mkdir -p .cache/wheels
+for pin in "${test_wheels[@]}"; do
+  if ! ls .cache/wheels/"${pin%%==*}-${pin##*==}-"*.whl >/dev/null 2>&1; then
+    say "test wheels: downloading $pin"
+    .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      -d .cache/wheels "$pin" 2>&1 | { grep -v "^WARNING: Location 'file://" || true; } >&2
+  fi
+done

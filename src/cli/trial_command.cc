@@ -60,6 +60,10 @@ void print_verdict(const trial::TrialOutcome& outcome) {
   if (row.peak_device_memory_bytes) {
     std::cout << fmt::format("memory    {} peak\n", format_bytes(*row.peak_device_memory_bytes));
   }
+  if (!row.packages.empty()) {
+    std::cout << fmt::format("packages  {} (installed on top of the stack)\n",
+                             fmt::join(row.packages, " "));
+  }
   if (row.output_text)
     std::cout << fmt::format("output    {}\n", quote_for_display(*row.output_text));
   if (row.error) std::cout << "error\n" << *row.error << (row.error->ends_with('\n') ? "" : "\n");

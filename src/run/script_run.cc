@@ -18,6 +18,14 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
   env["PYTHONUNBUFFERED"] = "1";
   env["TOKENIZERS_PARALLELISM"] = "false";
   if (place.hf_offline) env["HF_HUB_OFFLINE"] = "1";
+  if (!place.python_path.empty()) {
+    std::string path;
+    for (const fs::path& folder : place.python_path) path += folder.string() + ":";
+    const auto existing = env.find("PYTHONPATH");
+    if (existing != env.end() && !existing->second.empty()) path += existing->second;
+    else path.pop_back();
+    env["PYTHONPATH"] = path;
+  }
   if (!profile.cache_env.empty()) {
     env[profile.cache_env] = (place.cache_dir / "compile" / profile.name /
                               fmt::format("{}-{}", profile.compiler, place.compiler_version))

@@ -20,14 +20,6 @@ print(json.dumps(found))
 
 }  // namespace
 
-std::vector<std::string> Stack::packages() const {
-  std::vector<std::string> out;
-  for (const auto& [name, version] : versions) {
-    if (name != "python") out.push_back(fmt::format("{}=={}", name, version));
-  }
-  return out;
-}
-
 std::string Stack::versions_json() const { return nlohmann::json(versions).dump(); }
 
 Result<std::map<std::string, std::string>> probe_versions(const StackPython& python,

@@ -20,8 +20,6 @@ struct Stack {
   std::string compiler_version;
   std::string library_version;  //!< transformers
 
-  //! "name==version" for every package (not python): what to install on top of Python.
-  std::vector<std::string> packages() const;
   std::string versions_json() const;
 };
 

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "run/classify.h"
+#include "run/packages_on_top.h"
 #include "run/script_run.h"
 #include "verify/reference_store.h"
 
@@ -61,7 +62,7 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
     row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
   }
   row.stack = stack_json(stack, trial.profile);
-  row.packages = stack.packages();
+  // packages: none, unless the run needs some on top of the stack (learn_packages).
   if (!trial.script.empty()) row.run_py = trial.script;
   row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
   row.host = host_name();
@@ -131,6 +132,46 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
       fmt::format("token {} of {} differs from the CPU reference\nreference: {}\ngot:       {}",
                   match.match_tokens + 1, reference.tokens.size(), reference.text, report.text);
   row.error_signature = "FAIL_MISMATCH";
+}
+
+//! Packages on top (run/packages_on_top.h): a load failure naming missing modules of the
+//! reviewed map gets them installed into an overlay, recorded in the row, and the run is tried
+//! once more with it (the first attempt's output kept as stdout.first.txt/stderr.first.txt).
+//! Nothing retried: nullopt, with the failure's error saying why when there is something to say.
+Result<std::optional<run::ScriptRun>> retry_with_packages(
+    const PreparedTrial& trial, const stack::StackPython& python, const std::string& error,
+    TrialOutcome& outcome, run::ScriptPlace& place, run::Classification& failure,
+    process::ProcessLauncher& launcher) {
+  const run::PackageRequest wanted = run::packages_for(error);
+  std::string note;
+  if (!wanted.unreviewed.empty()) {
+    note = fmt::format("canrun does not install {} on top of the stack: not a reviewed package",
+                       fmt::join(wanted.unreviewed, ", "));
+  }
+  std::optional<run::ScriptRun> retried;
+  if (!wanted.distributions.empty()) {
+    auto overlay = run::install_on_top(python, wanted.distributions, trial.cache_dir / "overlays");
+    if (overlay.ok()) {
+      log::info("retrying {} with {} on top of the stack", trial.checkpoint.model_id,
+                fmt::join(overlay->packages, " "));
+      for (const char* name : {"stdout", "stderr"}) {
+        std::error_code ignored;
+        fs::rename(outcome.run_dir / fmt::format("{}.txt", name),
+                   outcome.run_dir / fmt::format("{}.first.txt", name), ignored);
+      }
+      place.python_path = {overlay->site};
+      outcome.row.packages = overlay->packages;
+      CANRUN_ASSIGN_OR_RETURN(
+          retried, run::run_script(trial.script, outcome.run_dir, trial.python,
+                                   run::script_environment(trial.profile, place),
+                                   trial.request.timeout, launcher));
+    } else {
+      note = fmt::format("installing {} on top of the stack failed: {}",
+                         fmt::join(wanted.distributions, ", "), overlay.error().message());
+    }
+  }
+  if (!retried && !note.empty()) failure.error += fmt::format("\n[canrun: {}]", note);
+  return retried;
 }
 
 }  // namespace
@@ -247,7 +288,7 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
   const fs::path work_dir = trial.cache_dir / "runs";
   const std::string& model_id = trial.checkpoint.model_id;
   run::ScriptPlace place{trial.cache_dir, stack.compiler_version, placement.cores,
-                         placement.pinning, trial.checkpoint.in_hf_cache()};
+                         placement.pinning, trial.checkpoint.in_hf_cache(), {}};
 
   // 1. The backend. A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", model_id, trial.profile.name);
@@ -263,7 +304,19 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
                       run::script_environment(trial.profile, place), trial.request.timeout,
                       launcher));
   record_measurements(backend_run, outcome);
-  if (auto failure = run::classify(backend_run.outcome, backend_run.report)) {
+  auto failure = run::classify(backend_run.outcome, backend_run.report);
+  if (failure && failure->result == VerdictResult::kFailLoad && backend_run.report) {
+    CANRUN_ASSIGN_OR_RETURN(
+        std::optional<run::ScriptRun> retried,
+        retry_with_packages(trial, python, backend_run.report->error, outcome, place, *failure,
+                            launcher));
+    if (retried) {
+      backend_run = std::move(*retried);
+      record_measurements(backend_run, outcome);
+      failure = run::classify(backend_run.outcome, backend_run.report);
+    }
+  }
+  if (failure) {
     row.result = failure->result;
     row.error = failure->error;
     row.error_signature = failure->signature;

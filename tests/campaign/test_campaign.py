@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fixture_campaign import OPTIONS, environment
+from fixture_campaign import OPTIONS, WHEELS, environment
 
 OUT = Path(os.environ.get("CANRUN_CAMPAIGN_FIXTURE", ""))
 
@@ -35,6 +35,7 @@ def test_every_listed_model_has_its_verdict_or_reason(items, campaign):
     expected = {
         "canrun-fixtures/tiny-llama": ("PASS", None),
         "canrun-fixtures/tiny-llama-4l": ("FAIL_JUDGE", None),
+        "canrun-fixtures/tiny-tiktoken": ("PASS", None),
         "canrun-fixtures/unknown-arch": ("FAIL_LOAD", None),
         "canrun-fixtures/no-weights": ("EXCLUDED", "no_safetensors"),
         "canrun-fixtures/remote-code": ("EXCLUDED", "remote_code"),
@@ -89,6 +90,28 @@ def test_canrun_test_gives_the_campaigns_verdict(items):
     assert (row["result"], row["cores"], row["parallelism"]) == ("PASS", 1, "none")
     assert row["output_text"] == stored.output_text and row["run_py"] == stored.run_py
     assert row["reference_reused"]  # the campaign computed it; canrun test shares it
+
+
+def test_a_missing_package_is_learned_on_top_and_the_stack_left_alone(items, tmp_path):
+    wheel = next(WHEELS.glob("tiktoken-*.whl"))  # scripts/setup.sh put it there
+    learned = [f"tiktoken=={wheel.name.split('-')[1]}"]
+    table = pd.read_parquet(OUT / "dataset" / "data")
+    row = table[table.model_id == "canrun-fixtures/tiny-tiktoken"].iloc[0]
+    assert row.result == "PASS" and list(row.packages) == learned
+    assert all(len(p) == 0 for p in table[table.model_id != row.model_id].packages)
+    stack = subprocess.run([os.environ["CANRUN_PYTHON"], "-c", "import tiktoken"], capture_output=True)
+    assert stack.returncode != 0, "tiktoken was installed into the stack itself"
+    # canrun test learns it the same way.
+    result = canrun("test", "canrun-fixtures/tiny-tiktoken", *OPTIONS, "--json")
+    tested = json.loads(result.stdout)
+    assert (tested["result"], tested["packages"]) == ("PASS", learned)
+    # With no wheel to be had, the load failure stays, saying why.
+    env = dict(environment(OUT), CANRUN_CACHE=str(tmp_path / "cache"), PIP_FIND_LINKS=str(tmp_path))
+    result = subprocess.run([os.environ["CANRUN_BIN"], "test", "canrun-fixtures/tiny-tiktoken", *OPTIONS,
+                             "--json"], capture_output=True, text=True, env=env, timeout=600)
+    failed = json.loads(result.stdout)
+    assert failed["result"] == "FAIL_LOAD" and failed["packages"] == []
+    assert "installing tiktoken on top of the stack failed" in failed["error"]
 
 
 def test_resume_of_a_finished_campaign_runs_nothing(items):

@@ -29,7 +29,7 @@ def test_fixture_architecture_passes(canrun_test, name):
     assert row["peak_device_memory_bytes"] > 10 << 20
     assert re.fullmatch(r"[0-9a-f]{40}", row["revision"])
     assert row["stack"]["torch"].startswith("2.13.0")
-    assert "transformers==" + row["library_version"] in row["packages"]
+    assert row["packages"] == []  # nothing on top of the stack
 
 
 def test_vision_language_fixture_passes_image_text_to_text(canrun_test):
