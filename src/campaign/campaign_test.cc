@@ -526,6 +526,30 @@ TEST(SchedulerTest, BackFillKeepsOffTheReservationOnTrn2) {
   EXPECT_EQ(describe_grant(head[0].cores), "48-63");
 }
 
+// Host work (a CPU reference after its device run): no cores, only the host's CPUs and memory.
+TEST(SchedulerTest, HostWorkRunsBesideFullCoresWithinTheHost) {
+  auto scheduler = make_scheduler("trn2", 4, 2048);
+  ASSERT_TRUE(scheduler.add({"whole-machine", 64, 1, 1, 100}).ok());
+  ASSERT_TRUE(scheduler.add({"reference-a", 0, 2, 40, 10}).ok());
+  ASSERT_TRUE(scheduler.add({"reference-b", 0, 2, 40, 10}).ok());
+  // Every core is held, 3 of 4 host CPUs are free: one reference fits beside the device test.
+  EXPECT_THAT(ids_of(scheduler.start_ready(0)), ElementsAre("whole-machine", "reference-a"));
+  EXPECT_EQ(scheduler.cores().free_cores(), 0);
+  EXPECT_TRUE(scheduler.start_ready(1).empty());
+  ASSERT_TRUE(scheduler.finish("reference-a").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(10)), ElementsAre("reference-b"));
+  ASSERT_TRUE(scheduler.finish("reference-b").ok());
+  ASSERT_TRUE(scheduler.finish("whole-machine").ok());
+  EXPECT_TRUE(scheduler.idle());
+  EXPECT_EQ(scheduler.cores().free_cores(), 64);
+  // On `count` profiles (cpu) host work takes its CPUs like a worker does.
+  auto cpu = make_scheduler("cpu:2", 2, 16);
+  ASSERT_TRUE(cpu.add({"device", 1, 0, 1, 10}).ok());
+  ASSERT_TRUE(cpu.add({"ref-1", 0, 1, 1, 5}).ok());
+  ASSERT_TRUE(cpu.add({"ref-2", 0, 1, 1, 5}).ok());
+  EXPECT_THAT(ids_of(cpu.start_ready(0)), ElementsAre("device", "ref-1"));
+}
+
 TEST(SchedulerTest, AddRefusesWhatCouldNeverRun) {
   auto scheduler = make_scheduler("trn2", 192, 2048);
   ASSERT_TRUE(scheduler.add({"m", 1, 0, 0, 1}).ok());
@@ -533,7 +557,9 @@ TEST(SchedulerTest, AddRefusesWhatCouldNeverRun) {
   EXPECT_EQ(scheduler.add({"", 1, 0, 0, 1}).error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(scheduler.add({"huge", 128, 0, 0, 1}).error().message(),
             "test \"huge\" needs 128 cores; this machine has 64 (range pinning)");
-  EXPECT_EQ(scheduler.add({"zero", 0, 0, 0, 1}).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(scheduler.add({"zero", 0, 0, 0, 1}).error().message(),
+            "test \"zero\" needs no cores and no host CPUs: it is no work");
+  EXPECT_EQ(scheduler.add({"negative", -1, 1, 0, 1}).error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(scheduler.add({"hungry", 1, 1, 4096, 1}).error().message(),
             "test \"hungry\" needs 1 host CPUs and 4096 GiB of host memory; the host has 192 and "
             "2048.0 GiB");

@@ -90,16 +90,16 @@ nlohmann::json settings_json(const CampaignOptions& options) {
           {"reserve_gib", trial.reserve_gib}};
 }
 
-//! The host share a trial holds: on a `count` profile its cores are the CPUs (the scheduler
-//! counts them), elsewhere the compiler and the CPU reference run on the host beside it; memory
-//! for the CPU reference's weights in float32 and the process.
+//! The host share a trial's device stage holds: on a `count` profile its cores are the CPUs
+//! (the scheduler counts them), elsewhere the compiler runs on the host beside it; memory for
+//! loading the weights and the process. Its CPU reference is host work of its own (verify_job_of).
 Job job_of(std::size_t index, const WorkItem& item, const backend::BackendProfile& profile,
            const RuntimeHistory& history) {
   Job job;
   job.id = std::to_string(index);
   job.cores = item.cores;
   job.host_cpus = profile.pinning_syntax == "count" ? 0 : 2;
-  job.host_memory_gib = 1.0 + 3.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
+  job.host_memory_gib = 1.0 + 2.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
   job.expected_s = expected_seconds(
       TestSize{item.model_id, profile.name, item.weights_bytes, item.cores}, &history);
   return job;
@@ -133,11 +133,16 @@ Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const CampaignOpt
   return outcome.row;
 }
 
-//! One planned trial, start to verdict.
-Result<trial::TrialOutcome> run_item(const WorkItem& item, const CampaignOptions& options,
-                                     const backend::BackendProfile& profile,
-                                     const stack::Stack& stack, const CoreGrant& grant,
-                                     process::ProcessLauncher& launcher) {
+//! A trial between its stages: prepared, and (once its device stage ran) how that went.
+struct Staged {
+  trial::PreparedTrial trial;
+  trial::DeviceRun device;
+};
+
+//! One planned trial's device stage, on its cores.
+Result<Staged> run_on_device(const WorkItem& item, const CampaignOptions& options,
+                             const backend::BackendProfile& profile, const stack::Stack& stack,
+                             const CoreGrant& grant, process::ProcessLauncher& launcher) {
   trial::TrialRequest request = options.trial;
   request.model = item.model_id;
   request.revision = item.revision.empty() ? "main" : item.revision;
@@ -158,7 +163,20 @@ Result<trial::TrialOutcome> run_item(const WorkItem& item, const CampaignOptions
   placement.pinning = profile.pinning_syntax == "count"
                           ? std::optional<std::string>(std::to_string(grant.count()))
                           : grant_pinning_value(profile, grant);
-  return trial::run_prepared_trial(trial, placement, launcher);
+  CANRUN_ASSIGN_OR_RETURN(trial::DeviceRun device, trial::run_on_device(trial, placement, launcher));
+  return Staged{std::move(trial), std::move(device)};
+}
+
+//! The host work that decides a verdict after its device stage (CPU reference, judge): no
+//! cores, one host CPU, memory for the reference's float32 weights; about half the device's time.
+Job verify_job_of(std::size_t index, const WorkItem& item, const Job& device_job) {
+  Job job;
+  job.id = "verify:" + std::to_string(index);
+  job.cores = 0;
+  job.host_cpus = 1;
+  job.host_memory_gib = 1.0 + 3.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
+  job.expected_s = device_job.expected_s / 2;
+  return job;
 }
 
 //! The cores of this machine for the profile, within --cores (on `count`: host CPUs).
@@ -432,15 +450,26 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     }
     return Job{};
   };
+  // A trial runs in two stages (trial.h): on its cores, then, when the run generated, as host
+  // work of its own ("verify:<index>", no cores) that decides the verdict, so the cores are free
+  // for the next test while the CPU reference runs.
   struct Finished {
     std::size_t index;
-    Result<trial::TrialOutcome> trial;
+    std::string job_id;
+    Result<Staged> staged;  //!< device.report set: the host stage is still to come
   };
+  constexpr std::string_view kVerify = "verify:";
+  std::map<std::size_t, Staged> verifying;  // between the stages (this thread only)
   std::vector<Finished> finished;
   std::condition_variable wake;
   std::vector<std::thread> threads;
   std::size_t running = 0;
   Status failure;
+  const auto deliver = [&](std::size_t index, std::string job_id, Result<Staged> staged) {
+    std::lock_guard guard(mutex);
+    finished.push_back({index, std::move(job_id), std::move(staged)});
+    wake.notify_all();
+  };
   while ((!scheduler.idle() || (fetching && fetching->waiting() > 0)) && !stop && failure.ok()) {
     if (fetching) {
       for (const auto& [index, fetched] : fetching->ready()) {
@@ -456,18 +485,28 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
       }
     }
     const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
-    for (const JobStart& start : scheduler.start_ready(now_s)) {
+    for (JobStart& start : scheduler.start_ready(now_s)) {
+      ++running;
+      if (start.id.starts_with(kVerify)) {
+        const std::size_t index = std::stoul(start.id.substr(kVerify.size()));
+        auto node = verifying.extract(index);
+        observer.started(outcome.items[index], "host");
+        threads.emplace_back([&, index, id = start.id, staged = std::move(node.mapped())]() mutable {
+          auto verified = trial::verify_on_host(staged.trial, std::move(staged.device), tracking);
+          if (!verified.ok()) return deliver(index, id, verified.error());
+          staged.device = trial::DeviceRun{std::move(*verified), std::nullopt, {}};
+          deliver(index, id, std::move(staged));
+        });
+        continue;
+      }
       const std::size_t index = std::stoul(start.id);
       const WorkItem& item = outcome.items[index];
       (void)dir.journal(kSlice, {{"event", "start"}, {"item", index},
                                  {"cores", describe_grant(start.cores)}});
       observer.started(item, describe_grant(start.cores));
-      ++running;
-      threads.emplace_back([&, index, grant = start.cores] {
-        auto result = run_item(outcome.items[index], options, profile, stack, grant, tracking);
-        std::lock_guard guard(mutex);
-        finished.push_back({index, std::move(result)});
-        wake.notify_all();
+      threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores)] {
+        deliver(index, id, run_on_device(outcome.items[index], options, profile, stack, grant,
+                                         tracking));
       });
     }
     std::vector<Finished> done;
@@ -478,22 +517,33 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     }
     for (Finished& one : done) {
       --running;
-      (void)scheduler.finish(std::to_string(one.index));
-      if (fetching) fetching->done(one.index);
+      (void)scheduler.finish(one.job_id);
       const WorkItem& item = outcome.items[one.index];
       if (stop) break;  // a trial cut short by the stop is no verdict
-      if (!one.trial.ok()) {
-        outcome.problems.push_back(fmt::format("{} ({}): {}", item.model_id, item.task,
-                                               one.trial.error().message()));
-        observer.failed(item, one.trial.error());
+      if (one.staged.ok() && one.staged->device.report) {  // on to its host stage
+        Job verify = verify_job_of(one.index, item, job_of(one.index, item, profile, history));
+        if (auto added = scheduler.add(verify); !added.ok()) {
+          failure = added;
+          break;
+        }
+        verifying.emplace(one.index, std::move(*one.staged));
+        (void)dir.journal(kSlice, {{"event", "verify"}, {"item", one.index}});
         continue;
       }
+      if (fetching) fetching->done(one.index);
+      if (!one.staged.ok()) {
+        outcome.problems.push_back(fmt::format("{} ({}): {}", item.model_id, item.task,
+                                               one.staged.error().message()));
+        observer.failed(item, one.staged.error());
+        continue;
+      }
+      dataset::VerdictRow& row = one.staged->device.outcome.row;
       // A verdict run again (--retry) says whether it held: a changed one is flaky.
       if (const auto before = recorded.find(one.index); before != recorded.end()) {
-        one.trial->row.flaky = before->second.result != one.trial->row.result;
+        row.flaky = before->second.result != row.result;
       }
       std::lock_guard guard(mutex);
-      if (auto status = record(one.index, std::move(one.trial->row)); !status.ok()) {
+      if (auto status = record(one.index, std::move(row)); !status.ok()) {
         failure = status;
         break;
       }

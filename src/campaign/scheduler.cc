@@ -13,6 +13,17 @@ namespace canrun::campaign {
 Scheduler::Scheduler(CoreAllocator cores, HostBudget host)
     : cores_(std::move(cores)), host_(host) {}
 
+namespace {
+
+//! The cores for `count`: none at all for host work (0 cores), else the allocator's choice.
+std::optional<CoreGrant> find_cores(const CoreAllocator& cores, int count,
+                                    const CoreGrant* keep_free = nullptr) {
+  if (count == 0) return CoreGrant{};
+  return cores.find(count, keep_free);
+}
+
+}  // namespace
+
 HostResources Scheduler::share_of(const Job& job) const {
   const double workers = cores_.syntax() == "count" ? job.cores : 0;
   return {job.host_cpus + workers, job.host_memory_gib};
@@ -33,7 +44,11 @@ Status Scheduler::add(Job job) {
           fmt::format("test {}: {} = {} is not a number >= 0", named, name, value));
     }
   }
-  if (!cores_.placeable(job.cores)) {
+  if (job.cores == 0 && job.host_cpus <= 0) {
+    return invalid_argument(
+        fmt::format("test {} needs no cores and no host CPUs: it is no work", named));
+  }
+  if (job.cores < 0 || (job.cores > 0 && !cores_.placeable(job.cores))) {
     return invalid_argument(fmt::format("test {} needs {} cores; this machine has {} ({} pinning)",
                                         named, job.cores, cores_.capacity(), cores_.syntax()));
   }
@@ -73,7 +88,7 @@ std::optional<Scheduler::Reservation> Scheduler::reserve(const Job& head, double
       }
     }
     if (!host.fits(share)) continue;
-    if (auto grant = cores.find(head.cores)) {
+    if (auto grant = find_cores(cores, head.cores)) {
       if (!host.take(share).ok()) return std::nullopt;
       return Reservation{at_s, std::move(*grant), host};
     }
@@ -103,13 +118,14 @@ std::vector<JobStart> Scheduler::start_ready(double now_s) {
   std::vector<std::uint8_t> no_room(slots, 0), no_room_off_reservation(slots, 0);
   std::vector<std::uint8_t> is_started(pending_.size(), 0);
 
-  for (std::size_t idx = 0; idx < pending_.size() && cores_.free_cores() > 0; ++idx) {
+  // Host work (0 cores) may start while every core is held; device tests may not.
+  for (std::size_t idx = 0; idx < pending_.size(); ++idx) {
     const Job& job = pending_[idx].job;
     const auto share = share_of(job);
     const auto cores = static_cast<std::size_t>(job.cores);
     if (!reservation) {
       if (host_.fits(share) && !no_room[cores]) {
-        if (auto grant = cores_.find(job.cores)) {
+        if (auto grant = find_cores(cores_, job.cores)) {
           is_started[idx] = start(job, std::move(*grant), share, now_s, started);
           continue;
         }
@@ -125,14 +141,14 @@ std::vector<JobStart> Scheduler::start_ready(double now_s) {
     std::optional<CoreGrant> grant;
     const bool ends_in_time = now_s + job.expected_s <= reservation->at_s;
     if (ends_in_time) {
-      if (no_room[cores] || !(grant = cores_.find(job.cores))) {
+      if (no_room[cores] || !(grant = find_cores(cores_, job.cores))) {
         no_room[cores] = 1;
         continue;
       }
     } else {
       if (!reservation->spare.fits(share)) continue;
       if (no_room_off_reservation[cores] ||
-          !(grant = cores_.find(job.cores, &reservation->cores))) {
+          !(grant = find_cores(cores_, job.cores, &reservation->cores))) {
         no_room_off_reservation[cores] = 1;
         continue;
       }

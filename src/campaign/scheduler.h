@@ -47,7 +47,7 @@ namespace canrun::campaign {
 //! One test to schedule.
 struct Job {
   std::string id;              //!< unique among the scheduler's tests
-  int cores = 1;               //!< planned core count
+  int cores = 1;               //!< planned core count; 0: host work only (a CPU reference)
   double host_cpus = 0;        //!< host CPUs it needs at most (compiling, CPU reference)
   double host_memory_gib = 0;  //!< host memory it needs at most
   double expected_s = 0;       //!< expected seconds from start to finish (expected_time.h)

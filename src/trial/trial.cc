@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/cache_dir.h"
 #include "core/log.h"
 #include "core/version.h"
@@ -262,8 +263,8 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
   return trial;
 }
 
-Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
-                                        process::ProcessLauncher& launcher) {
+Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& placement,
+                                process::ProcessLauncher& launcher) {
   const stack::StackPython python(trial.python, trial.cache_dir / "stack", launcher);
   stack::Stack stack;
   if (trial.stack) {
@@ -271,30 +272,31 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
   } else {
     CANRUN_ASSIGN_OR_RETURN(stack, stack::probe_stack(python, trial.profile));
   }
-  TrialOutcome outcome;
+  DeviceRun device;
+  TrialOutcome& outcome = device.outcome;
   dataset::VerdictRow& row = outcome.row;
   row = start_row(trial, stack);
   if (trial.plan.exclusion) {  // nothing to run
     row.result = VerdictResult::kExcluded;
     row.exclusion_reason = *trial.plan.exclusion;
     row.error = trial.plan.why;
-    return outcome;
+    return device;
   }
   CANRUN_RETURN_IF_ERROR(require_local_files(trial.checkpoint));
   if (placement.cores.count != trial.plan.cores) {
     return invalid_argument(fmt::format("placed on {} cores, but the plan needs {}",
                                         placement.cores.count, trial.plan.cores));
   }
-  const fs::path work_dir = trial.cache_dir / "runs";
   const std::string& model_id = trial.checkpoint.model_id;
-  run::ScriptPlace place{trial.cache_dir, stack.compiler_version, placement.cores,
-                         placement.pinning, trial.checkpoint.in_hf_cache(), {}};
+  run::ScriptPlace& place = device.place;
+  place = {trial.cache_dir, stack.compiler_version, placement.cores,
+           placement.pinning, trial.checkpoint.in_hf_cache(), {}};
 
-  // 1. The backend. A failure here is the verdict: no reference is needed for it.
+  // A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", model_id, trial.profile.name);
   if (placement.run_dir.empty()) {
     CANRUN_ASSIGN_OR_RETURN(outcome.run_dir,
-                            run::make_run_dir(work_dir, model_id, trial.profile.name));
+                            run::make_run_dir(trial.cache_dir / "runs", model_id, trial.profile.name));
   } else {
     outcome.run_dir = fs::absolute(placement.run_dir);
   }
@@ -320,14 +322,24 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
     row.result = failure->result;
     row.error = failure->error;
     row.error_signature = failure->signature;
-    return outcome;
+    return device;
   }
-  const run::RunReport& report = *backend_run.report;
-  row.new_tokens = static_cast<std::int32_t>(report.tokens.size());
-  row.output_text = report.text;
+  row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
+  row.output_text = backend_run.report->text;
+  device.report = std::move(backend_run.report);
+  return device;
+}
 
-  // 2. The CPU reference, once per key: the same checkpoint, eager, on one core, in the
-  // tested dtype.
+Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device,
+                                    process::ProcessLauncher& launcher) {
+  TrialOutcome outcome = std::move(device.outcome);
+  if (!device.report) return outcome;  // the device stage decided
+  dataset::VerdictRow& row = outcome.row;
+  const run::RunReport& report = *device.report;
+  const std::string& model_id = trial.checkpoint.model_id;
+
+  // The CPU reference, once per key: the same checkpoint, eager, on one core, in the tested
+  // dtype. Whoever computes a key holds its lock; a second asker waits, then finds it.
   const int cores = trial.plan.cores;
   const verify::ReferenceStore references(trial.cache_dir / "references");
   const verify::ReferenceKey key{model_id,
@@ -335,9 +347,15 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
                                  trial.recipe.prompt,
                                  trial.request.new_tokens,
                                  trial.profile.dtype,
-                                 stack.library_version};
+                                 row.library_version};
   std::optional<verify::Reference> reference = references.find(key);
   outcome.reference_reused = reference.has_value();
+  if (!reference) {
+    CANRUN_ASSIGN_OR_RETURN(FileLock computing,
+                            FileLock::acquire(references.path_of(key).string() + ".lock"));
+    reference = references.find(key);
+    outcome.reference_reused = reference.has_value();
+  }
   if (!reference) {
     CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
                             backend::find_profile(trial.request.reference_backend));
@@ -348,9 +366,10 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
     CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
                             recipe::render_recipe(reference_request, reference_profile));
     log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
-    CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir, run::make_run_dir(work_dir, model_id, "reference"));
-    run::ScriptPlace reference_place = place;
-    reference_place.cores = {placement.cores.first, 1};
+    CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir,
+                            run::make_run_dir(trial.cache_dir / "runs", model_id, "reference"));
+    run::ScriptPlace reference_place = device.place;
+    reference_place.cores = {device.place.cores.first, 1};
     reference_place.pinning.reset();
     CANRUN_ASSIGN_OR_RETURN(
         run::ScriptRun ref_run,
@@ -374,13 +393,19 @@ Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placem
     }
   }
 
-  // 3. Verify.
+  // Verify.
   if (cores > 1) {
     CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, report, reference, launcher, row));
   } else {
     compare_with_reference(report, *reference, row);
   }
   return outcome;
+}
+
+Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
+                                        process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(DeviceRun device, run_on_device(trial, placement, launcher));
+  return verify_on_host(trial, std::move(device), launcher);
 }
 
 Result<TrialOutcome> run_trial(const TrialRequest& request, process::ProcessLauncher& launcher) {

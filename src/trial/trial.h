@@ -7,11 +7,16 @@
 //             no allowed degree, or no safetensors: EXCLUDED, nothing runs
 //   render    run.py for the plan (prepare_trial: what canrun render prints, byte for byte)
 //   run       run.py under supervision on the cores it is placed on, in its run folder
-//   classify  how it ended: a failure of the backend run is the verdict
+//   classify  how it ended: a failure of the backend run is the verdict; a load failure naming
+//             a missing module of the reviewed map is retried once with it on top
+//             (run/packages_on_top.h)
 //   verify    one core: the tokens must equal the CPU reference's (computed once per key and
 //             shared); sharded: the judge must find the text fluent (match_tokens recorded as
 //             information). A one-core run that worked but whose reference failed is
 //             REFERENCE_FAIL; a judge that cannot run is an error, not a verdict.
+//
+// Run and classify are the device stage (run_on_device: it needs the cores), verify is the host
+// stage (verify_on_host: host CPUs and memory only), so a campaign frees the cores between them.
 //
 // Thread safety: run_trial may be called from several threads at once provided each call has
 // its own run folder and cores; the reference store and the compile caches are safe to share.
@@ -30,6 +35,8 @@
 #include "plan/stack_plan.h"
 #include "process/process.h"
 #include "recipe/renderer.h"
+#include "run/result_line.h"
+#include "run/script_run.h"
 #include "stack/stack.h"
 #include "trial/checkpoint.h"
 
@@ -121,9 +128,29 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
                                       Checkpoint checkpoint, std::string library_version,
                                       TrialPlan plan);
 
-//! Run, classify and verify a prepared trial on its placement. A verdict, or an error when it
-//! could not be run or verified (a stack without the compiler, files not on this machine, a
-//! judge that failed) — those are not verdicts on the backend.
+//! The device stage's answer: the row so far, and what the host stage verifies.
+struct DeviceRun {
+  TrialOutcome outcome;
+  //! Set when the run generated: the host stage (CPU reference, judge) decides the verdict.
+  //! Unset: the row is final (excluded, or the run failed).
+  std::optional<run::RunReport> report;
+  run::ScriptPlace place;  //!< where it ran, packages on top included (the reference uses them)
+};
+
+//! The device stage: run (learning packages on top once if the load needs them) and classify,
+//! on the placement's cores. A scheduler frees the cores after it.
+Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& placement,
+                                process::ProcessLauncher& launcher);
+
+//! The host stage, for a DeviceRun with a report: the CPU reference (once per key, shared;
+//! a concurrent computation of the same key is waited for, not repeated) and the comparison
+//! or the judge.
+Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device,
+                                    process::ProcessLauncher& launcher);
+
+//! Run, classify and verify a prepared trial on its placement: both stages. A verdict, or an
+//! error when it could not be run or verified (a stack without the compiler, files not on this
+//! machine, a judge that failed) — those are not verdicts on the backend.
 Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
                                         process::ProcessLauncher& launcher);
 
