@@ -490,7 +490,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
       if (start.id.starts_with(kVerify)) {
         const std::size_t index = std::stoul(start.id.substr(kVerify.size()));
         auto node = verifying.extract(index);
-        observer.started(outcome.items[index], "host");
+        observer.verifying(outcome.items[index]);
         threads.emplace_back([&, index, id = start.id, staged = std::move(node.mapped())]() mutable {
           auto verified = trial::verify_on_host(staged.trial, std::move(staged.device), tracking);
           if (!verified.ok()) return deliver(index, id, verified.error());

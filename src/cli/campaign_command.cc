@@ -83,6 +83,12 @@ class ProgressDisplay final : public campaign::CampaignObserver {
     if (!terminal_ && !quiet_) log::info("start   {} ({}) on cores {}", item.model_id, item.task, cores);
     redraw();
   }
+  void verifying(const campaign::WorkItem& item) override {
+    running_[item.key()] = {"host", Clock::now()};
+    if (!terminal_ && !quiet_)
+      log::info("verify  {} ({}) on the host: CPU reference, judge", item.model_id, item.task);
+    redraw();
+  }
   void finished(const campaign::WorkItem& item, const dataset::VerdictRow& row) override {
     running_.erase(item.key());
     ++done_;
