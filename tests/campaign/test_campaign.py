@@ -83,13 +83,20 @@ def test_plans_agree_with_canrun_plan(items):
 
 
 def test_canrun_test_gives_the_campaigns_verdict(items):
+    """Every model the campaign ran (tiny-tiktoken: in the packages test) gets the same verdict,
+    cores and parallelism from canrun test, with the same run.py."""
     table = pd.read_parquet(OUT / "dataset" / "data")
-    stored = table[table.model_id == "canrun-fixtures/tiny-llama"].iloc[0]
-    result = canrun("test", "canrun-fixtures/tiny-llama", *OPTIONS, "--json")
-    row = json.loads(result.stdout)
-    assert (row["result"], row["cores"], row["parallelism"]) == ("PASS", 1, "none")
-    assert row["output_text"] == stored.output_text and row["run_py"] == stored.run_py
-    assert row["reference_reused"]  # the campaign computed it; canrun test shares it
+    for model in ("canrun-fixtures/tiny-llama", "canrun-fixtures/tiny-llama-4l", "canrun-fixtures/unknown-arch"):
+        stored = table[table.model_id == model].iloc[0]
+        result = canrun("test", model, *OPTIONS, "--json")
+        row = json.loads(result.stdout)
+        item = items[model]
+        assert (row["result"], row["cores"], row["parallelism"]) == \
+            (item["result"], item["cores"], item["parallelism"]), model
+        assert row["run_py"] == stored.run_py, model
+        if row["result"] == "PASS":
+            assert row["output_text"] == stored.output_text
+            assert row["reference_reused"]  # the campaign computed it; canrun test shares it
 
 
 def test_a_missing_package_is_learned_on_top_and_the_stack_left_alone(items, tmp_path):
