@@ -247,7 +247,8 @@ int main(int argc, char** argv) {
         ratio_sum / seeds, ratio_max, cpu_s / (static_cast<double>(seeds) * count) * 1e6);
   }
   std::cout << "ratio makespan/lower-bound (mean over seeds, target <= 1.05): " << summary << '\n';
-  std::cout << fmt::format("one-piece makespan / exact (two-stage) makespan, mean over seeds: {:.3f}\n",
-                           one_piece_loss / seeds);
+  std::cout << fmt::format(
+      "one-piece makespan / exact (two-stage) makespan, mean over seeds: {:.3f}\n",
+      one_piece_loss / seeds);
   return 0;
 }

@@ -79,14 +79,10 @@ class TrackingLauncher final : public process::ProcessLauncher {
 
 nlohmann::json settings_json(const CampaignOptions& options) {
   const auto& trial = options.trial;
-  return {{"canrun_version", kCanrunVersion},
-          {"backend", trial.backend},
-          {"tasks", options.selection.tasks},
-          {"out", fs::absolute(options.out).string()},
-          {"top", options.selection.top},
-          {"tokens", trial.new_tokens},
-          {"timeout_s", trial.timeout.count()},
-          {"memory_per_core_gib", trial.memory_per_core_gib},
+  return {{"canrun_version", kCanrunVersion},   {"backend", trial.backend},
+          {"tasks", options.selection.tasks},   {"out", fs::absolute(options.out).string()},
+          {"top", options.selection.top},       {"tokens", trial.new_tokens},
+          {"timeout_s", trial.timeout.count()}, {"memory_per_core_gib", trial.memory_per_core_gib},
           {"reserve_gib", trial.reserve_gib}};
 }
 
@@ -163,7 +159,8 @@ Result<Staged> run_on_device(const WorkItem& item, const CampaignOptions& option
   placement.pinning = profile.pinning_syntax == "count"
                           ? std::optional<std::string>(std::to_string(grant.count()))
                           : grant_pinning_value(profile, grant);
-  CANRUN_ASSIGN_OR_RETURN(trial::DeviceRun device, trial::run_on_device(trial, placement, launcher));
+  CANRUN_ASSIGN_OR_RETURN(trial::DeviceRun device,
+                          trial::run_on_device(trial, placement, launcher));
   return Staged{std::move(trial), std::move(device)};
 }
 
@@ -230,8 +227,8 @@ class Fetching {
     CANRUN_ASSIGN_OR_RETURN(fetching->budget_, DiskBudget::open(cache, options));
     CANRUN_ASSIGN_OR_RETURN(hub::HubConfig config, hub::HubConfig::from_environment());
     fetching->prefetcher_ = std::make_unique<CheckpointPrefetcher>(
-        std::make_unique<hub::HubClient>(std::move(config),
-                                         hub::make_curl_transport(hub::default_transport_options())),
+        std::make_unique<hub::HubClient>(
+            std::move(config), hub::make_curl_transport(hub::default_transport_options())),
         cache, *fetching->budget_);
     return fetching;
   }
@@ -239,9 +236,9 @@ class Fetching {
 
   void enqueue(std::size_t index, const WorkItem& item) {
     waiting_.push_back(index);
-    handles_[index] = prefetcher_->enqueue(*ModelId::parse(item.model_id),
-                                           *Revision::parse(item.revision.empty() ? "main"
-                                                                                  : item.revision));
+    handles_[index] =
+        prefetcher_->enqueue(*ModelId::parse(item.model_id),
+                             *Revision::parse(item.revision.empty() ? "main" : item.revision));
   }
   //! Items whose fetch ended since the last call, with its outcome (never blocks).
   std::vector<std::pair<std::size_t, Status>> ready() {
@@ -312,8 +309,7 @@ int end_leftover_processes(const fs::path& dir) {
     if (pid == ::getpid() || !groups.contains(::getpgid(pid))) continue;
     std::ifstream environ(it->path() / "environ", std::ios::binary);
     std::string variables((std::istreambuf_iterator<char>(environ)), {});
-    if (variables.find(mark + '\0') == std::string::npos &&
-        !variables.ends_with(mark)) {
+    if (variables.find(mark + '\0') == std::string::npos && !variables.ends_with(mark)) {
       continue;  // a process that reuses the number, not one of ours
     }
     if (::kill(pid, SIGKILL) == 0) ++killed;
@@ -322,8 +318,8 @@ int end_leftover_processes(const fs::path& dir) {
 }
 
 Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
-                                     process::ProcessLauncher& launcher,
-                                     CampaignObserver& observer, const std::atomic<bool>& stop) {
+                                     process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                     const std::atomic<bool>& stop) {
   const auto started = Clock::now();
   const CampaignDir dir(fs::absolute(options.dir));
   std::error_code error;
@@ -366,10 +362,10 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options), outcome.items));
     // A new campaign on a stack already in the dataset re-tests only what changed: a row of
     // the same model and task at the same revision stands.
-    CANRUN_ASSIGN_OR_RETURN(dataset::StackKey key,
-                            dataset::StackKey::make(profile.name, profile.compiler,
-                                                    stack.compiler_version, "transformers",
-                                                    stack.library_version));
+    CANRUN_ASSIGN_OR_RETURN(
+        dataset::StackKey key,
+        dataset::StackKey::make(profile.name, profile.compiler, stack.compiler_version,
+                                "transformers", stack.library_version));
     if (auto rows = dataset.read_stack(key); rows.ok()) {
       for (std::size_t index = 0; index < outcome.items.size(); ++index) {
         const WorkItem& item = outcome.items[index];
@@ -406,8 +402,9 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   const auto record = [&](std::size_t index, dataset::VerdictRow row) -> Status {
     CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row));
     CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
-    (void)dir.journal(kSlice, {{"event", "done"}, {"item", index},
-                               {"result", std::string(to_string(row.result))}});
+    (void)dir.journal(
+        kSlice,
+        {{"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}});
     outcome.results[index] = std::move(row);
     return ok_status();
   };
@@ -491,7 +488,8 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
         const std::size_t index = std::stoul(start.id.substr(kVerify.size()));
         auto node = verifying.extract(index);
         observer.verifying(outcome.items[index]);
-        threads.emplace_back([&, index, id = start.id, staged = std::move(node.mapped())]() mutable {
+        threads.emplace_back([&, index, id = start.id,
+                              staged = std::move(node.mapped())]() mutable {
           auto verified = trial::verify_on_host(staged.trial, std::move(staged.device), tracking);
           if (!verified.ok()) return deliver(index, id, verified.error());
           staged.device = trial::DeviceRun{std::move(*verified), std::nullopt, {}};
@@ -501,12 +499,12 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
       }
       const std::size_t index = std::stoul(start.id);
       const WorkItem& item = outcome.items[index];
-      (void)dir.journal(kSlice, {{"event", "start"}, {"item", index},
-                                 {"cores", describe_grant(start.cores)}});
+      (void)dir.journal(
+          kSlice, {{"event", "start"}, {"item", index}, {"cores", describe_grant(start.cores)}});
       observer.started(item, describe_grant(start.cores));
       threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores)] {
-        deliver(index, id, run_on_device(outcome.items[index], options, profile, stack, grant,
-                                         tracking));
+        deliver(index, id,
+                run_on_device(outcome.items[index], options, profile, stack, grant, tracking));
       });
     }
     std::vector<Finished> done;
@@ -532,8 +530,8 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
       }
       if (fetching) fetching->done(one.index);
       if (!one.staged.ok()) {
-        outcome.problems.push_back(fmt::format("{} ({}): {}", item.model_id, item.task,
-                                               one.staged.error().message()));
+        outcome.problems.push_back(
+            fmt::format("{} ({}): {}", item.model_id, item.task, one.staged.error().message()));
         observer.failed(item, one.staged.error());
         continue;
       }

@@ -80,7 +80,8 @@ class ProgressDisplay final : public campaign::CampaignObserver {
   }
   void started(const campaign::WorkItem& item, const std::string& cores) override {
     running_[item.key()] = {cores, Clock::now()};
-    if (!terminal_ && !quiet_) log::info("start   {} ({}) on cores {}", item.model_id, item.task, cores);
+    if (!terminal_ && !quiet_)
+      log::info("start   {} ({}) on cores {}", item.model_id, item.task, cores);
     redraw();
   }
   void verifying(const campaign::WorkItem& item) override {
@@ -132,7 +133,7 @@ class ProgressDisplay final : public campaign::CampaignObserver {
     }
     if (done_ > 0 && done_ < total_) {
       line += fmt::format(" | ETA {:.0f}s", elapsed / static_cast<double>(done_) *
-                                               static_cast<double>(total_ - done_));
+                                                static_cast<double>(total_ - done_));
     }
     std::cerr << "\r\033[K" << line.substr(0, 200) << std::flush;
     drawn_ = true;
@@ -165,9 +166,10 @@ int print_plan(const campaign::PlannedWork& work, bool json) {
   TextTable table({"#", "MODEL", "TASK", "SOURCE", "PLAN", "WEIGHTS", "WHY"});
   std::size_t number = 0;
   for (const auto& item : work.items) {
-    table.add({std::to_string(++number), item.model_id, item.task, item.source, describe_item(item),
-               item.weights_bytes ? format_bytes(static_cast<std::int64_t>(item.weights_bytes)) : "-",
-               item.excluded() ? item.why : ""});
+    table.add(
+        {std::to_string(++number), item.model_id, item.task, item.source, describe_item(item),
+         item.weights_bytes ? format_bytes(static_cast<std::int64_t>(item.weights_bytes)) : "-",
+         item.excluded() ? item.why : ""});
   }
   table.print(std::cout);
   for (const auto& problem : work.unresolved) std::cout << "unresolved: " << problem << "\n";
@@ -181,9 +183,9 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   campaign.selection.tasks = split_tasks(options.tasks);
   campaign.selection.selected_file = options.selected;
   campaign.selection.exclusions_file = options.exclusions;
-  campaign.selection.rankings_dir =
-      options.rankings.empty() ? trial::absolute_cache_dir(campaign.trial) / "rankings"
-                               : fs::path(options.rankings);
+  campaign.selection.rankings_dir = options.rankings.empty()
+                                        ? trial::absolute_cache_dir(campaign.trial) / "rankings"
+                                        : fs::path(options.rankings);
   campaign.selection.top = options.top;
   campaign.selection.models_file = options.models;
   campaign.out = options.out;
@@ -289,8 +291,9 @@ void register_campaign_command(const CommandRegistry& registry) {
   command->add_flag("--json", options->json, "Machine-readable output");
   command->add_option("--tokens", options->trial.request.new_tokens, "New tokens per run")
       ->capture_default_str();
-  command->add_option("--judge-model", options->trial.request.judge_model,
-                      "Judge of sharded runs' output")
+  command
+      ->add_option("--judge-model", options->trial.request.judge_model,
+                   "Judge of sharded runs' output")
       ->capture_default_str();
   command->callback([registry, options] {
     *registry.action = [options] { return run_campaign_command(*options); };

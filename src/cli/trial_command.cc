@@ -1,8 +1,8 @@
 // canrun test MODEL: one trial (src/trial) — plan the model on a backend, run the recipe, verify
 // it (one core: the tokens against the CPU reference; sharded: the judge model), print the
-// verdict, and with --out record it in the dataset. Exit 0 on PASS, 1 on any other verdict (EXCLUDED included),
-// 2 when the test could not be set up or verified (bad model, backend or stack; a judge that
-// failed).
+// verdict, and with --out record it in the dataset. Exit 0 on PASS, 1 on any other verdict
+// (EXCLUDED included), 2 when the test could not be set up or verified (bad model, backend or
+// stack; a judge that failed).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -10,11 +10,11 @@
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
+#include "cli/trial_options.h"
 #include "core/json_output.h"
 #include "core/text.h"
 #include "dataset/dataset.h"
 #include "dataset/row_json.h"
-#include "cli/trial_options.h"
 #include "trial/trial.h"
 
 namespace canrun::cli {

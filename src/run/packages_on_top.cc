@@ -88,7 +88,8 @@ Result<std::vector<std::string>> resolved_pins(const fs::path& report_path,
 Result<Overlay> read_overlay(const fs::path& dir) {
   CANRUN_ASSIGN_OR_RETURN(std::string text, read_file(dir / "packages.json"));
   const auto pins = nlohmann::json::parse(text, nullptr, false);
-  if (!pins.is_array()) return corrupt(fmt::format("{}: not a list", (dir / "packages.json").string()));
+  if (!pins.is_array())
+    return corrupt(fmt::format("{}: not a list", (dir / "packages.json").string()));
   Overlay overlay{dir / "site", {}};
   for (const auto& pin : pins) overlay.packages.push_back(pin.get<std::string>());
   return overlay;
@@ -113,25 +114,26 @@ Result<Overlay> build_overlay(const stack::StackPython& python,
   }
   CANRUN_RETURN_IF_ERROR(write_file_atomically(partial / "constraints.txt", constraints));
   const std::string wanted = fmt::format("{}", fmt::join(distributions, " "));
-  std::vector<std::string> resolve = {"install", "--dry-run", "--quiet", "--only-binary=:all:",
-                                      "--report", "report.json", "--constraint", "constraints.txt"};
+  std::vector<std::string> resolve = {
+      "install",  "--dry-run",   "--quiet",      "--only-binary=:all:",
+      "--report", "report.json", "--constraint", "constraints.txt"};
   resolve.insert(resolve.end(), distributions.begin(), distributions.end());
-  CANRUN_RETURN_IF_ERROR(run_pip(python, resolve, partial,
-                                 fmt::format("resolve {} on top of the stack", wanted)));
+  CANRUN_RETURN_IF_ERROR(
+      run_pip(python, resolve, partial, fmt::format("resolve {} on top of the stack", wanted)));
   CANRUN_ASSIGN_OR_RETURN(std::vector<std::string> pins,
                           resolved_pins(partial / "report.json", stack_names));
   if (pins.empty())
     return invalid_argument(fmt::format("{} is already installed in the stack", wanted));
-  std::vector<std::string> install = {"install", "--quiet", "--no-deps", "--only-binary=:all:",
-                                      "--target", "site"};
+  std::vector<std::string> install = {
+      "install", "--quiet", "--no-deps", "--only-binary=:all:", "--target", "site"};
   install.insert(install.end(), pins.begin(), pins.end());
   CANRUN_RETURN_IF_ERROR(run_pip(python, install, partial, fmt::format("install {}", wanted)));
   CANRUN_RETURN_IF_ERROR(
       write_file_atomically(partial / "packages.json", nlohmann::json(pins).dump()));
   fs::rename(partial, dir, error);
   if (error)
-    return io_error(fmt::format("cannot move {} to {}: {}", partial.string(), dir.string(),
-                                error.message()));
+    return io_error(
+        fmt::format("cannot move {} to {}: {}", partial.string(), dir.string(), error.message()));
   log::info("installed on top of the stack: {} ({})", fmt::join(pins, " "), dir.string());
   return Overlay{dir / "site", pins};
 }
@@ -203,17 +205,18 @@ Result<Overlay> install_on_top(const stack::StackPython& python,
                                const fs::path& overlays_root) {
   if (distributions.empty()) return invalid_argument("no package to install on top");
   for (const std::string& name : distributions) {
-    const bool reviewed = std::any_of(std::begin(kReviewedPackages), std::end(kReviewedPackages),
-                                      [&](const ReviewedPackage& p) { return p.distribution == name; });
+    const bool reviewed =
+        std::any_of(std::begin(kReviewedPackages), std::end(kReviewedPackages),
+                    [&](const ReviewedPackage& p) { return p.distribution == name; });
     if (!reviewed)
       return invalid_argument(fmt::format("{} is not a reviewed package to install on top", name));
   }
   std::vector<std::string> sorted = distributions;
   std::sort(sorted.begin(), sorted.end());
   // One overlay per (stack Python, set of distributions), shared by every model that needs it.
-  const std::string key = fmt::format(
-      "{}-{:016x}", fmt::join(sorted, "+"),
-      fnv1a(fs::weakly_canonical(python.python()).string() + "\n" + fmt::format("{}", fmt::join(sorted, " "))));
+  const std::string key = fmt::format("{}-{:016x}", fmt::join(sorted, "+"),
+                                      fnv1a(fs::weakly_canonical(python.python()).string() + "\n" +
+                                            fmt::format("{}", fmt::join(sorted, " "))));
   const fs::path dir = overlays_root / key;
   CANRUN_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(overlays_root / (key + ".lock")));
   if (fs::is_regular_file(dir / "packages.json")) return read_overlay(dir);

@@ -31,10 +31,14 @@ struct ReviewedPackage {
   std::string_view distribution;
 };
 inline constexpr ReviewedPackage kReviewedPackages[] = {
-    {"sentencepiece", "sentencepiece"}, {"tiktoken", "tiktoken"},
-    {"google.protobuf", "protobuf"},    {"protobuf", "protobuf"},
-    {"einops", "einops"},               {"timm", "timm"},
-    {"blobfile", "blobfile"},           {"sacremoses", "sacremoses"},
+    {"sentencepiece", "sentencepiece"},
+    {"tiktoken", "tiktoken"},
+    {"google.protobuf", "protobuf"},
+    {"protobuf", "protobuf"},
+    {"einops", "einops"},
+    {"timm", "timm"},
+    {"blobfile", "blobfile"},
+    {"sacremoses", "sacremoses"},
     {"ftfy", "ftfy"},
 };
 

@@ -22,8 +22,10 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
     std::string path;
     for (const fs::path& folder : place.python_path) path += folder.string() + ":";
     const auto existing = env.find("PYTHONPATH");
-    if (existing != env.end() && !existing->second.empty()) path += existing->second;
-    else path.pop_back();
+    if (existing != env.end() && !existing->second.empty())
+      path += existing->second;
+    else
+      path.pop_back();
     env["PYTHONPATH"] = path;
   }
   if (!profile.cache_env.empty()) {

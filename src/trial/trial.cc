@@ -27,8 +27,8 @@ std::string host_name() {
 //! that says how to get it, not an unreachable Hub.
 Error not_on_this_machine(const Error& error, const std::string& model) {
   if (!error.has_reason(reason::kNotCached)) return error;
-  return not_found(fmt::format("{}; download it first, e.g. `hf download {}`", error.message(),
-                               model))
+  return not_found(
+             fmt::format("{}; download it first, e.g. `hf download {}`", error.message(), model))
       .with_reason(reason::kNotCached);
 }
 
@@ -63,7 +63,7 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
     row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
   }
   row.stack = stack_json(stack, trial.profile);
-  // packages: none, unless the run needs some on top of the stack (learn_packages).
+  // packages: none, unless the run needs some on top of the stack (retry_with_packages).
   if (!trial.script.empty()) row.run_py = trial.script;
   row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
   row.host = host_name();
@@ -162,10 +162,10 @@ Result<std::optional<run::ScriptRun>> retry_with_packages(
       }
       place.python_path = {overlay->site};
       outcome.row.packages = overlay->packages;
-      CANRUN_ASSIGN_OR_RETURN(
-          retried, run::run_script(trial.script, outcome.run_dir, trial.python,
-                                   run::script_environment(trial.profile, place),
-                                   trial.request.timeout, launcher));
+      CANRUN_ASSIGN_OR_RETURN(retried,
+                              run::run_script(trial.script, outcome.run_dir, trial.python,
+                                              run::script_environment(trial.profile, place),
+                                              trial.request.timeout, launcher));
     } else {
       note = fmt::format("installing {} on top of the stack failed: {}",
                          fmt::join(wanted.distributions, ", "), overlay.error().message());
@@ -230,9 +230,8 @@ Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::Proces
   if (library_version.empty()) {
     CANRUN_ASSIGN_OR_RETURN(library_version, stack::probe_library_version(python));
   }
-  CANRUN_ASSIGN_OR_RETURN(
-      TrialPlan plan,
-      plan_trial(checkpoint, profile, python, library_version, request.plan_override));
+  CANRUN_ASSIGN_OR_RETURN(TrialPlan plan, plan_trial(checkpoint, profile, python, library_version,
+                                                     request.plan_override));
   return prepare_planned(request, std::move(profile), std::move(checkpoint),
                          std::move(library_version), std::move(plan));
 }
@@ -289,29 +288,27 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   }
   const std::string& model_id = trial.checkpoint.model_id;
   run::ScriptPlace& place = device.place;
-  place = {trial.cache_dir, stack.compiler_version, placement.cores,
+  place = {trial.cache_dir,   stack.compiler_version,         placement.cores,
            placement.pinning, trial.checkpoint.in_hf_cache(), {}};
 
   // A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", model_id, trial.profile.name);
   if (placement.run_dir.empty()) {
-    CANRUN_ASSIGN_OR_RETURN(outcome.run_dir,
-                            run::make_run_dir(trial.cache_dir / "runs", model_id, trial.profile.name));
+    CANRUN_ASSIGN_OR_RETURN(
+        outcome.run_dir, run::make_run_dir(trial.cache_dir / "runs", model_id, trial.profile.name));
   } else {
     outcome.run_dir = fs::absolute(placement.run_dir);
   }
-  CANRUN_ASSIGN_OR_RETURN(
-      run::ScriptRun backend_run,
-      run::run_script(trial.script, outcome.run_dir, trial.python,
-                      run::script_environment(trial.profile, place), trial.request.timeout,
-                      launcher));
+  CANRUN_ASSIGN_OR_RETURN(run::ScriptRun backend_run,
+                          run::run_script(trial.script, outcome.run_dir, trial.python,
+                                          run::script_environment(trial.profile, place),
+                                          trial.request.timeout, launcher));
   record_measurements(backend_run, outcome);
   auto failure = run::classify(backend_run.outcome, backend_run.report);
   if (failure && failure->result == VerdictResult::kFailLoad && backend_run.report) {
-    CANRUN_ASSIGN_OR_RETURN(
-        std::optional<run::ScriptRun> retried,
-        retry_with_packages(trial, python, backend_run.report->error, outcome, place, *failure,
-                            launcher));
+    CANRUN_ASSIGN_OR_RETURN(std::optional<run::ScriptRun> retried,
+                            retry_with_packages(trial, python, backend_run.report->error, outcome,
+                                                place, *failure, launcher));
     if (retried) {
       backend_run = std::move(*retried);
       record_measurements(backend_run, outcome);

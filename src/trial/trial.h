@@ -92,7 +92,7 @@ struct PreparedTrial {
   std::filesystem::path cache_dir;  //!< absolute
   std::string python;
   Checkpoint checkpoint;
-  std::string library_version;  //!< transformers of the stack's Python
+  std::string library_version;        //!< transformers of the stack's Python
   std::optional<stack::Stack> stack;  //!< every version; asked before running when absent
   TrialPlan plan;
   recipe::RecipeRequest recipe;
