@@ -10,6 +10,7 @@
 
 #include "backend/pinning.h"
 #include "core/atomic_file.h"
+#include "core/cache_dir.h"
 #include "core/text.h"
 #include "core/toml_file.h"
 
@@ -97,12 +98,6 @@ bool is_identifier_path(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '.';
   });
-}
-
-fs::path executable_dir() {
-  std::error_code error;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
-  return error ? fs::current_path() : exe.parent_path();
 }
 
 }  // namespace
@@ -278,8 +273,9 @@ Status override_memory(Topology& topology, double memory_per_core_gib, double re
   if (memory_per_core_gib > 0) topology.memory_per_core_gib = memory_per_core_gib;
   if (reserve_gib >= 0) topology.reserve_gib = reserve_gib;
   if (topology.reserve_gib >= topology.memory_per_core_gib) {
-    return invalid_argument(fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
-                                        topology.reserve_gib, topology.memory_per_core_gib));
+    return invalid_argument(
+        fmt::format("the reserve ({:g} GiB) leaves nothing of {:g} GiB per core",
+                    topology.reserve_gib, topology.memory_per_core_gib));
   }
   return ok_status();
 }

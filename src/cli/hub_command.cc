@@ -54,13 +54,9 @@ Result<hub::HubClient> make_client() {
                         hub::make_curl_transport(hub::default_transport_options()));
 }
 
-//! --out, else $CANRUN_RANKINGS_DIR, else the cache folder's rankings/.
+//! --out, else default_rankings_dir().
 fs::path rankings_dir(const std::string& out) {
-  if (!out.empty()) return out;
-  if (const char* dir = std::getenv("CANRUN_RANKINGS_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return default_cache_dir() / "rankings";
+  return out.empty() ? default_rankings_dir() : fs::path(out);
 }
 
 void print_rankings(const RankingsSnapshot& snapshot, std::string_view source,

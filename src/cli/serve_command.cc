@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
+#include "core/cache_dir.h"
 #include "core/log.h"
 #include "serve/embedded_assets.h"
 #include "serve/http_server.h"
@@ -20,11 +21,13 @@
 namespace canrun::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct ServeOptions {
   std::string data;
   std::string rankings;
   std::string catalog;
-  std::string backends = "backends";
+  std::string backends;
   std::string web;
   std::string host = "127.0.0.1";
   int port = 7860;
@@ -45,13 +48,40 @@ void raise_open_file_limit() {
   }
 }
 
-int run_serve(const ServeOptions& options) {
+//! What the Space reads besides the dataset: the folders given, else the shipped catalog and
+//! backend profiles and the rankings snapshots `canrun hub` keeps, each said in the log.
+serve::SourcePaths source_paths(const ServeOptions& options) {
   serve::SourcePaths paths;
   paths.dataset = options.data;
-  if (!options.rankings.empty()) paths.rankings = options.rankings;
-  if (!options.catalog.empty()) paths.catalog = options.catalog;
-  paths.backends = options.backends;
-  serve::SpaceSources sources(paths);
+  if (!options.catalog.empty()) {
+    paths.catalog = options.catalog;
+  } else if (auto shipped = shipped_dir("catalog")) {
+    paths.catalog = *shipped;
+  }
+  log::info("catalog: {}",
+            paths.catalog ? paths.catalog->string() : "none (no --catalog, none shipped)");
+  if (!options.rankings.empty()) {
+    paths.rankings = options.rankings;
+    log::info("rankings: {}", options.rankings);
+  } else if (const fs::path snapshots = default_rankings_dir(); fs::is_directory(snapshots)) {
+    paths.rankings = snapshots;
+    log::info("rankings: {} (the last snapshots of canrun hub rankings)", snapshots.string());
+  } else {
+    log::info(
+        "rankings: none at {}: Trending and Downloads list nothing until `canrun hub "
+        "rankings` saves a snapshot there (or give --rankings)",
+        snapshots.string());
+  }
+  if (!options.backends.empty()) {
+    paths.backends = options.backends;
+  } else {
+    paths.backends = shipped_dir("backends").value_or("backends");
+  }
+  return paths;
+}
+
+int run_serve(const ServeOptions& options) {
+  serve::SpaceSources sources(source_paths(options));
   auto index = sources.load();
   if (!index.ok()) return report(index.error());
   log::info("index: {} stacks, {} rows, {} ranked models, loaded in {:.3f} s",
@@ -142,13 +172,14 @@ void register_serve_command(const CommandRegistry& registry) {
   serve->add_option("--data", options->data, "The dataset folder (holds data/*.parquet)")
       ->required();
   serve->add_option("--rankings", options->rankings,
-                    "Folder of rankings snapshots <task>__<sort>.json");
+                    "Folder of rankings snapshots <task>__<sort>.json (default: where canrun "
+                    "hub rankings keeps them, $CANRUN_RANKINGS_DIR or the cache's rankings/)");
   serve->add_option("--catalog", options->catalog,
-                    "Folder of the catalog: selected.toml, exclusions.toml");
-  serve
-      ->add_option("--backends", options->backends,
-                   "Folder of backend profiles, for the cache prefetch commands")
-      ->capture_default_str();
+                    "Folder of the catalog: selected.toml, exclusions.toml (default: the "
+                    "shipped catalog/)");
+  serve->add_option("--backends", options->backends,
+                    "Folder of backend profiles, for the cache prefetch commands (default: the "
+                    "shipped backends/)");
   serve->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", options->port, "Port to listen on (0 picks a free one)")
       ->check(CLI::Range(0, 65535))

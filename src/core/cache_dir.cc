@@ -4,13 +4,37 @@
 
 namespace canrun {
 
-std::filesystem::path default_cache_dir() {
+namespace fs = std::filesystem;
+
+fs::path default_cache_dir() {
   if (const char* env = std::getenv("CANRUN_CACHE"); env != nullptr && *env != '\0') return env;
   if (const char* env = std::getenv("XDG_CACHE_HOME"); env != nullptr && *env != '\0') {
-    return std::filesystem::path(env) / "canrun";
+    return fs::path(env) / "canrun";
   }
   const char* home = std::getenv("HOME");
-  return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "canrun";
+  return fs::path(home != nullptr ? home : "/tmp") / ".cache" / "canrun";
+}
+
+fs::path default_rankings_dir() {
+  if (const char* env = std::getenv("CANRUN_RANKINGS_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return default_cache_dir() / "rankings";
+}
+
+fs::path executable_dir() {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::current_path() : exe.parent_path();
+}
+
+std::optional<fs::path> shipped_dir(std::string_view name) {
+  const fs::path prefix = executable_dir().parent_path();
+  for (const fs::path& candidate : {prefix / name, prefix / "share" / "canrun" / name}) {
+    std::error_code error;
+    if (fs::is_directory(candidate, error)) return candidate;
+  }
+  return std::nullopt;
 }
 
 }  // namespace canrun

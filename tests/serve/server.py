@@ -7,12 +7,12 @@ import urllib.request
 
 
 class SpaceServer:
-    def __init__(self, canrun_bin, args, *, exit_after=300, extra=()):
+    def __init__(self, canrun_bin, args, *, exit_after=300, extra=(), env=None):
         self.process = subprocess.Popen(
             [str(canrun_bin), "serve", *map(str, args), "--port", "0", "--host", "127.0.0.1",
              "--reload-interval", "0.2", "--exit-after", str(exit_after), *map(str, extra)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, NO_COLOR="1"))
+            env=dict(os.environ, NO_COLOR="1", **(env or {})))
         line = self.process.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         if not match:

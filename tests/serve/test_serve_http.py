@@ -84,6 +84,26 @@ def test_models_views_search_and_stack(space):
     assert body["total"] == 36 and len(body["models"]) == 6 and body["models"][0]["rank"] == 31
 
 
+def test_serve_given_only_a_dataset_uses_the_shipped_catalog_and_the_last_rankings(canrun_bin, space_args):
+    """canrun serve --data DATASET: the shipped curated list, the rankings snapshots where
+    canrun hub keeps them ($CANRUN_RANKINGS_DIR here), and a start-up log saying so."""
+    import tomllib
+    dataset, rankings = space_args[1], space_args[3]
+    shipped = Path(__file__).resolve().parents[2] / "catalog"
+    curated = tomllib.loads((shipped / "selected.toml").read_text())["text-generation"]["models"]
+    server = SpaceServer(canrun_bin, ["--data", dataset], env={"CANRUN_RANKINGS_DIR": str(rankings)})
+    try:
+        status, body = get_json(server, "/api/models?view=selected&task=text-generation&limit=100")
+        assert status == 200
+        assert [m["id"] for m in body["models"]] == [m["id"] for m in curated]
+        status, body = get_json(server, "/api/models?view=trending&task=text-generation")
+        assert body["total"] == 36
+    finally:
+        server.stop()
+    log = server.process.stderr.read()
+    assert f"catalog: {shipped}" in log and f"rankings: {rankings}" in log, log
+
+
 @pytest.mark.parametrize("query, names", [
     ("view=popular", ["view"]),
     ("limit=many", ["limit"]),
