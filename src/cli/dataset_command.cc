@@ -1,5 +1,5 @@
-// canrun dataset validate|show|diff|migrate: check, list, compare and upgrade the results
-// dataset.
+// canrun dataset validate|show|diff|causes|migrate: check, list, compare, explain and upgrade
+// the results dataset.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include "core/model_id.h"
 #include "core/text.h"
 #include "core/verdict_result.h"
+#include "dataset/causes.h"
 #include "dataset/dataset.h"
 #include "dataset/diff.h"
 #include "dataset/row_json.h"
@@ -287,6 +288,74 @@ int run_diff(const DatasetOptions& options) {
   return diff.regressions.empty() ? kExitOk : kExitFailed;
 }
 
+//! The stack --stack names, or every stack of the dataset.
+int run_causes(const DatasetOptions& options) {
+  if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
+  std::optional<StackKey> only;
+  if (!options.stack.empty()) {
+    auto key = StackKey::parse(fs::path(options.stack).filename().string());
+    if (!key.ok()) return report(key.error().with_context("--stack"));
+    only = *key;
+  }
+  const DatasetDir data(options.dir);
+  const auto snapshot = data.load_all();
+  for (const auto& problem : snapshot.problems) {
+    log::warning("skipped {}: {}", relative_name(problem.path, data), problem.problem);
+  }
+  if (only && std::none_of(snapshot.stacks.begin(), snapshot.stacks.end(),
+                           [&](const auto& stack) { return stack.key == *only; })) {
+    return report(not_found(fmt::format("--stack {}: no such stack in {}",
+                                        quote_for_message(options.stack), options.dir)));
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& stack : snapshot.stacks) {
+    if (only && stack.key != *only) continue;
+    const auto causes = dataset::failure_causes(stack.rows);
+    std::size_t failures = 0;
+    for (const auto& cause : causes) failures += cause.count;
+    if (options.json) {
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& cause : causes) {
+        items.push_back({{"signature", cause.signature},
+                         {"count", cause.count},
+                         {"results", cause.results},
+                         {"excerpt", cause.excerpt},
+                         {"models", cause.models}});
+      }
+      out.push_back({{"stack", stack.key.stem()}, {"failures", failures}, {"causes", items}});
+      continue;
+    }
+    std::cout << fmt::format("{}: {} failure{} in {} cause{}\n", stack.key.display(), failures,
+                             failures == 1 ? "" : "s", causes.size(),
+                             causes.size() == 1 ? "" : "s");
+    for (const auto& cause : causes) {
+      std::vector<std::string> results;
+      for (const auto& [result, count] : cause.results) {
+        results.push_back(fmt::format("{} {}", result, count));
+      }
+      std::cout << fmt::format("\n  {} × {}  ({})\n", cause.count, cause.signature,
+                               fmt::join(results, ", "));
+      constexpr std::size_t kShown = 8;
+      const std::size_t shown = std::min(kShown, cause.models.size());
+      std::cout << fmt::format(
+          "    models: {}{}\n",
+          fmt::join(cause.models.begin(), cause.models.begin() + static_cast<long>(shown), ", "),
+          cause.models.size() > shown ? fmt::format(" and {} more", cause.models.size() - shown)
+                                      : "");
+      std::string_view rest = cause.excerpt;
+      while (!rest.empty()) {
+        const auto newline = rest.find('\n');
+        std::cout << "    | " << rest.substr(0, newline) << '\n';
+        if (newline == std::string_view::npos) break;
+        rest.remove_prefix(newline + 1);
+      }
+    }
+    std::cout << '\n';
+  }
+  if (options.json) print_json(std::cout, out);
+  return kExitOk;
+}
+
 }  // namespace
 
 void register_dataset_command(const CommandRegistry& registry) {
@@ -322,6 +391,16 @@ void register_dataset_command(const CommandRegistry& registry) {
   diff->add_flag("--json", options->json, "Machine-readable output");
   diff->callback(
       [registry, options] { *registry.action = [options] { return run_diff(*options); }; });
+
+  CLI::App* causes = dataset->add_subcommand(
+      "causes",
+      "Failure causes per stack: the rows neither PASS nor EXCLUDED grouped by error_signature, "
+      "most first, each with its count, verdict kinds, models and an excerpt of one error");
+  causes->add_option("DIR", options->dir, "Dataset folder")->required();
+  causes->add_option("--stack", options->stack, "Only this stack (file name or its stem)");
+  causes->add_flag("--json", options->json, "Machine-readable output");
+  causes->callback(
+      [registry, options] { *registry.action = [options] { return run_causes(*options); }; });
 
   CLI::App* migrate = dataset->add_subcommand(
       "migrate",

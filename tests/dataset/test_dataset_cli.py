@@ -1,4 +1,4 @@
-"""canrun dataset validate / show / diff, and the dataset card, as a user meets them."""
+"""canrun dataset validate / show / diff / causes, and the dataset card, as a user meets them."""
 import json
 import re
 
@@ -165,6 +165,33 @@ def test_diff_lists_unverified_apart_and_does_not_fail_on_them(canrun, tmp_path,
     assert ("regressions (1)\n  org/now-gated  text-generation  PASS → EXCLUDED (too_large)\n"
             in result.stdout)
     assert "unverified, not counted as regressions (1)\n" in result.stdout
+
+
+def test_causes_groups_a_neuron_stacks_failures_by_signature(canrun, tmp_path, write_rows):
+    op = "NeuronCompilerError<RuntimeError | neuronx-cc failed: unsupported op aten::N on <path>"
+    oom = "OutOfMemoryError | NRT_RESOURCE: N bytes"
+    rows = [verdict_row(f"org/compile-{n}", "FAIL_COMPILE", error_signature=op,
+                        error=f"Traceback ...\nNeuronCompilerError: unsupported op aten::{n}", **NEW)
+            for n in (3, 1, 2)]
+    rows += [verdict_row("org/slow", "TIMEOUT", error_signature=op, error="ran past its time limit", **NEW),
+             verdict_row("org/big", "FAIL_OOM", error_signature=oom, error="NRT_RESOURCE", **NEW),
+             verdict_row("org/ok", "PASS", **NEW), verdict_row("org/gated", "EXCLUDED", **NEW),
+             verdict_row("org/older", "FAIL_RUNTIME", **OLD)]
+    write_rows(tmp_path, rows)
+    result = canrun("dataset", "causes", tmp_path, "--stack", NEW_STEM, "--json")
+    assert result.returncode == 0, result.stderr
+    [stack] = json.loads(result.stdout)
+    assert stack["stack"] == NEW_STEM and stack["failures"] == 5
+    assert [(c["signature"], c["count"], c["results"]) for c in stack["causes"]] == [
+        (op, 4, {"FAIL_COMPILE": 3, "TIMEOUT": 1}), (oom, 1, {"FAIL_OOM": 1})]
+    assert stack["causes"][0]["models"] == ["org/compile-1", "org/compile-2", "org/compile-3", "org/slow"]
+    assert stack["causes"][0]["excerpt"] == "Traceback ...\nNeuronCompilerError: unsupported op aten::1"
+    text = canrun("dataset", "causes", tmp_path).stdout
+    assert "5 failures in 2 causes" in text and "1 failure in 1 cause" in text  # both stacks
+    assert f"4 × {op}  (FAIL_COMPILE 3, TIMEOUT 1)" in text
+    assert "    | NeuronCompilerError: unsupported op aten::1" in text
+    missing = canrun("dataset", "causes", tmp_path, "--stack", OLD_STEM.replace("4.57.6", "4.0.0"))
+    assert missing.returncode == 2 and "no such stack" in missing.stderr
 
 
 def test_diff_refuses_unknown_stacks(canrun, two_stacks):

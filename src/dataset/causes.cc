@@ -1,0 +1,67 @@
+#include "dataset/causes.h"
+
+#include <algorithm>
+
+namespace canrun::dataset {
+namespace {
+
+//! The last lines of `error` within kCauseExcerptBytes, starting on a line boundary when one
+//! is near (a traceback ends with what went wrong).
+std::string excerpt_of(std::string_view error) {
+  while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.remove_suffix(1);
+  if (error.size() <= kCauseExcerptBytes) return std::string(error);
+  std::string_view tail = error.substr(error.size() - kCauseExcerptBytes);
+  if (const auto newline = tail.find('\n'); newline != std::string_view::npos) {
+    tail.remove_prefix(newline + 1);
+  } else {
+    // Not inside a UTF-8 sequence: skip continuation bytes.
+    while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
+      tail.remove_prefix(1);
+    }
+  }
+  while (!tail.empty() && tail.front() == '\n') tail.remove_prefix(1);
+  return "…" + std::string(tail);
+}
+
+}  // namespace
+
+std::vector<FailureCause> failure_causes(const std::vector<VerdictRow>& rows) {
+  // The task most rows have: other tasks' models are named with theirs.
+  std::map<std::string, std::size_t> tasks;
+  for (const VerdictRow& row : rows) ++tasks[row.task];
+  std::string main_task;
+  std::size_t most = 0;
+  for (const auto& [task, count] : tasks) {
+    if (count > most) std::tie(main_task, most) = std::pair{task, count};
+  }
+
+  std::map<std::string, std::vector<const VerdictRow*>> groups;
+  for (const VerdictRow& row : rows) {
+    if (row.result == VerdictResult::kPass || row.result == VerdictResult::kExcluded) continue;
+    const std::string signature = row.error_signature && !row.error_signature->empty()
+                                      ? *row.error_signature
+                                      : std::string(kNoSignature);
+    groups[signature].push_back(&row);
+  }
+  std::vector<FailureCause> causes;
+  for (auto& [signature, members] : groups) {
+    std::sort(members.begin(), members.end(), [](const VerdictRow* a, const VerdictRow* b) {
+      return std::tie(a->model_id, a->task) < std::tie(b->model_id, b->task);
+    });
+    FailureCause cause;
+    cause.signature = signature;
+    cause.count = members.size();
+    for (const VerdictRow* row : members) {
+      ++cause.results[std::string(to_string(row->result))];
+      cause.models.push_back(row->task == main_task ? row->model_id
+                                                    : row->model_id + " (" + row->task + ")");
+      if (cause.excerpt.empty() && row->error) cause.excerpt = excerpt_of(*row->error);
+    }
+    causes.push_back(std::move(cause));
+  }
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const FailureCause& a, const FailureCause& b) { return a.count > b.count; });
+  return causes;
+}
+
+}  // namespace canrun::dataset

@@ -1,0 +1,66 @@
+#include "dataset/causes.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dataset/test_rows.h"
+
+namespace canrun::dataset {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::minimal_row;
+using ::testing::Pair;
+
+VerdictRow failed(std::string model, VerdictResult result, std::string signature,
+                  std::string error = "") {
+  VerdictRow row = minimal_row(std::move(model), result);
+  row.error_signature = std::move(signature);
+  row.error = error.empty() ? "Traceback ...\nRuntimeError: " + *row.error_signature : error;
+  return row;
+}
+
+TEST(FailureCausesTest, GroupsFailuresBySignatureMostFirst) {
+  const std::string compile = "CompilerError | neuronx-cc failed on op N";
+  std::vector<VerdictRow> rows = {
+      minimal_row("a/passes", VerdictResult::kPass),
+      minimal_row("a/excluded", VerdictResult::kExcluded),
+      failed("b/two", VerdictResult::kFailCompile, compile),
+      failed("a/one", VerdictResult::kFailCompile, compile),
+      failed("c/three", VerdictResult::kTimeout, compile),
+      failed("d/oom", VerdictResult::kFailOom, "OutOfMemoryError | N bytes"),
+  };
+  rows.push_back(failed("e/vision", VerdictResult::kFailLoad, "ImportError | x"));
+  rows.back().task = "image-text-to-text";
+  rows.push_back(failed("f/bare", VerdictResult::kCrash, ""));
+
+  const auto causes = failure_causes(rows);
+  ASSERT_EQ(causes.size(), 4U);
+  EXPECT_EQ(causes[0].signature, compile);
+  EXPECT_EQ(causes[0].count, 3U);
+  EXPECT_THAT(causes[0].results, ElementsAre(Pair("FAIL_COMPILE", 2U), Pair("TIMEOUT", 1U)));
+  EXPECT_THAT(causes[0].models, ElementsAre("a/one", "b/two", "c/three"));
+  EXPECT_EQ(causes[0].excerpt, "Traceback ...\nRuntimeError: " + compile);  // a/one's
+  // Ties: by signature; a row without one is "(none)"; another task's model says its task.
+  EXPECT_EQ(causes[1].signature, kNoSignature);
+  EXPECT_EQ(causes[2].signature, "ImportError | x");
+  EXPECT_THAT(causes[2].models, ElementsAre("e/vision (image-text-to-text)"));
+  EXPECT_EQ(causes[3].signature, "OutOfMemoryError | N bytes");
+}
+
+TEST(FailureCausesTest, ExcerptIsTheEndOfTheErrorOnALineBoundary) {
+  std::string error;
+  for (int line = 0; line < 100; ++line)
+    error += "  File \"x.py\", line " + std::to_string(line) + "\n";
+  error += "ValueError: the end\n";
+  const auto causes = failure_causes({failed("a/b", VerdictResult::kFailRuntime, "s", error)});
+  ASSERT_EQ(causes.size(), 1U);
+  const std::string& excerpt = causes[0].excerpt;
+  EXPECT_LE(excerpt.size(), kCauseExcerptBytes + 3);
+  EXPECT_TRUE(excerpt.starts_with("…  File")) << excerpt;
+  EXPECT_TRUE(excerpt.ends_with("ValueError: the end")) << excerpt;
+  EXPECT_TRUE(failure_causes({minimal_row("a/b", VerdictResult::kPass)}).empty());
+}
+
+}  // namespace
+}  // namespace canrun::dataset
