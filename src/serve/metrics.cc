@@ -14,6 +14,8 @@ std::string_view route_name(Route route) {
       return "api_models";
     case Route::kModel:
       return "api_model";
+    case Route::kCauses:
+      return "api_causes";
     case Route::kHealth:
       return "healthz";
     case Route::kMetrics:

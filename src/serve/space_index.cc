@@ -8,6 +8,7 @@
 
 #include "backend/profile.h"
 #include "core/text.h"
+#include "dataset/causes.h"
 #include "dataset/row_json.h"
 #include "serve/version_order.h"
 #include "task/task.h"
@@ -82,13 +83,41 @@ std::string_view view_name(View view) {
       return "trending";
     case View::kDownloads:
       return "downloads";
+    case View::kTested:
+      return "tested";
   }
   return "selected";
 }
 
 std::optional<View> parse_view(std::string_view text) {
-  for (View view : {View::kSelected, View::kTrending, View::kDownloads}) {
+  for (View view : {View::kSelected, View::kTrending, View::kDownloads, View::kTested}) {
     if (text == view_name(view)) return view;
+  }
+  return std::nullopt;
+}
+
+std::string_view sort_name(TestedSort sort) {
+  switch (sort) {
+    case TestedSort::kName:
+      return "name";
+    case TestedSort::kVerdict:
+      return "verdict";
+    case TestedSort::kCores:
+      return "cores";
+    case TestedSort::kRuntime:
+      return "runtime";
+    case TestedSort::kMemory:
+      return "memory";
+    case TestedSort::kDecode:
+      return "decode";
+  }
+  return "name";
+}
+
+std::optional<TestedSort> parse_sort(std::string_view text) {
+  for (TestedSort sort : {TestedSort::kName, TestedSort::kVerdict, TestedSort::kCores,
+                          TestedSort::kRuntime, TestedSort::kMemory, TestedSort::kDecode}) {
+    if (text == sort_name(sort)) return sort;
   }
   return std::nullopt;
 }
@@ -242,7 +271,7 @@ json SpaceIndex::versions_json() const {
   return {{"backends", backends},
           {"stacks", stacks},
           {"tasks", tasks_},
-          {"views", {"selected", "trending", "downloads"}},
+          {"views", {"selected", "trending", "downloads", "tested"}},
           {"default", defaults}};
 }
 
@@ -317,15 +346,100 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
     out["parallelism"] = optional_json(row->parallelism);
     out["runtime_s"] = optional_json(row->runtime_s);
     out["peak_device_memory_bytes"] = optional_json(row->peak_device_memory_bytes);
+    out["ttft_s"] = optional_json(row->ttft_s);
+    out["decode_tokens_per_s"] = optional_json(row->decode_tokens_per_s);
   } else {
     out["exclusion_reason"] = exclusion ? json(exclusion->reason) : json(nullptr);
     out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
-    for (const char* key :
-         {"error_signature", "cores", "parallelism", "runtime_s", "peak_device_memory_bytes"}) {
+    for (const char* key : {"error_signature", "cores", "parallelism", "runtime_s",
+                            "peak_device_memory_bytes", "ttft_s", "decode_tokens_per_s"}) {
       out[key] = nullptr;
     }
   }
   return out;
+}
+
+std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery& query,
+                                                              const std::string& task,
+                                                              const StackVerdicts* stack) const {
+  std::vector<const VerdictRow*> rows;
+  if (stack) {
+    for (const VerdictRow& row : stack->rows()) {
+      if (row.task == task) rows.push_back(&row);
+    }
+  }
+  // Unknown values sort last: each key is (known?, value).
+  const auto ascending = [](const auto& a, const auto& b) {
+    if (a.has_value() != b.has_value()) return a.has_value();
+    return a.has_value() && *a < *b;
+  };
+  const auto equal = [](const auto& a, const auto& b) { return a == b; };
+  const auto before = [&](const VerdictRow* a, const VerdictRow* b) -> bool {
+    switch (query.sort) {
+      case TestedSort::kName:
+        break;
+      case TestedSort::kVerdict:
+        if (a->result != b->result) return a->result < b->result;
+        break;
+      case TestedSort::kCores:
+        if (!equal(a->cores, b->cores)) return ascending(a->cores, b->cores);
+        break;
+      case TestedSort::kRuntime:
+        if (!equal(a->runtime_s, b->runtime_s)) return ascending(a->runtime_s, b->runtime_s);
+        break;
+      case TestedSort::kMemory:
+        if (!equal(a->peak_device_memory_bytes, b->peak_device_memory_bytes))
+          return ascending(a->peak_device_memory_bytes, b->peak_device_memory_bytes);
+        break;
+      case TestedSort::kDecode: {
+        const auto neg = [](const std::optional<double>& v) {
+          return v ? std::optional<double>(-*v) : std::nullopt;
+        };
+        if (!equal(a->decode_tokens_per_s, b->decode_tokens_per_s))
+          return ascending(neg(a->decode_tokens_per_s), neg(b->decode_tokens_per_s));
+        break;
+      }
+    }
+    return lower(a->model_id) < lower(b->model_id);
+  };
+  std::sort(rows.begin(), rows.end(), before);
+  std::vector<ViewEntry> entries;
+  entries.reserve(rows.size());
+  for (const VerdictRow* row : rows) {
+    ViewEntry entry;
+    entry.id = row->model_id;
+    entry.id_lower = lower(row->model_id);
+    entry.rank = static_cast<int>(entries.size()) + 1;
+    if (const auto note = notes_.find(row->model_id); note != notes_.end())
+      entry.note = note->second;
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+Result<json> SpaceIndex::causes_json(const std::map<std::string, std::string>& params) const {
+  auto param = [&](const char* name) {
+    const auto found = params.find(name);
+    return found == params.end() ? std::string() : found->second;
+  };
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
+  json causes = json::array();
+  std::size_t failures = 0;
+  if (stack) {
+    for (const dataset::FailureCause& cause : dataset::failure_causes(stack->rows())) {
+      failures += cause.count;
+      causes.push_back({{"signature", cause.signature},
+                        {"count", cause.count},
+                        {"results", cause.results},
+                        {"excerpt", cause.excerpt},
+                        {"models", cause.models}});
+    }
+  }
+  return json{{"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+              {"failures", failures},
+              {"causes", std::move(causes)}};
 }
 
 Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
@@ -350,8 +464,12 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
       const StackVerdicts* stack,
       resolve_stack(query.backend, query.compiler_version, query.library_version));
   static const std::vector<ViewEntry> kNoEntries;
+  std::vector<ViewEntry> tested;
+  if (query.view == View::kTested) tested = tested_entries(query, task, stack);
   const auto found = views_.find({task, query.view});
-  const auto& entries = found == views_.end() ? kNoEntries : found->second;
+  const auto& entries = query.view == View::kTested ? tested
+                        : found == views_.end()     ? kNoEntries
+                                                    : found->second;
   const std::string needle = lower(query.search);
   json models = json::array();
   std::size_t total = 0;
@@ -366,6 +484,7 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
   return json{{"view", view_name(query.view)},
               {"task", task},
               {"search", query.search},
+              {"sort", query.view == View::kTested ? json(sort_name(query.sort)) : json(nullptr)},
               {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
               {"total", total},
               {"offset", query.offset},

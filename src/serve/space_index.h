@@ -67,7 +67,13 @@ struct IndexInputs {
   std::map<std::string, std::string> prefetch_templates;
 };
 
-enum class View { kSelected, kTrending, kDownloads };
+//! Selected, Trending, Downloads: curated or ranked lists joined with verdicts. Tested: every
+//! model with a row for the stack and task, so whatever was tested is findable.
+enum class View { kSelected, kTrending, kDownloads, kTested };
+
+//! The Tested view's order: name (A→Z), verdict (PASS first, then by failure kind), cores,
+//! run time, peak memory (ascending), decode tokens/s (fastest first); unknown values last.
+enum class TestedSort { kName, kVerdict, kCores, kRuntime, kMemory, kDecode };
 
 //! A parsed /api/models query; strings empty when not given.
 struct ModelsQuery {
@@ -79,6 +85,7 @@ struct ModelsQuery {
   std::string library_version;
   std::size_t offset = 0;
   std::size_t limit = 50;
+  TestedSort sort = TestedSort::kName;  //!< the Tested view only
 };
 
 //! Queries fail with the core Error: kInvalidArgument with reason::kBadParameter and the
@@ -91,6 +98,9 @@ class SpaceIndex {
   nlohmann::json versions_json() const;
   //! /api/models
   Result<nlohmann::json> models_json(const ModelsQuery& query) const;
+  //! /api/causes: the chosen stack's failures grouped by error_signature (dataset/causes.h).
+  //! `params` may hold backend / compiler_version / library_version.
+  Result<nlohmann::json> causes_json(const std::map<std::string, std::string>& params) const;
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
   Result<nlohmann::json> model_json(const ModelId& id,
                                     const std::map<std::string, std::string>& params) const;
@@ -117,6 +127,9 @@ class SpaceIndex {
                                              const std::string& library_version) const;
   nlohmann::json entry_json(const ViewEntry& entry, const std::string& task,
                             const StackVerdicts& stack) const;
+  //! The Tested view's entries for the stack and task, searched and sorted.
+  std::vector<ViewEntry> tested_entries(const ModelsQuery& query, const std::string& task,
+                                        const StackVerdicts* stack) const;
   std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;
 
   IndexInputs inputs_;
@@ -133,5 +146,8 @@ class SpaceIndex {
 //! "selected" / "trending" / "downloads"
 std::string_view view_name(View view);
 std::optional<View> parse_view(std::string_view text);
+//! "name" / "verdict" / "cores" / "runtime" / "memory" / "decode"
+std::string_view sort_name(TestedSort sort);
+std::optional<TestedSort> parse_sort(std::string_view text);
 
 }  // namespace canrun::serve

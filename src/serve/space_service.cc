@@ -164,6 +164,18 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
     route_out = Route::kModels;
     return cached(request, [&](const SpaceIndex& index) { return api_models(index, request); });
   }
+  if (path == "/api/causes") {
+    route_out = Route::kCauses;
+    return cached(request, [&](const SpaceIndex& index) {
+      if (auto unknown =
+              unknown_parameters(request.query, {"backend", "compiler_version", "library_version"});
+          !unknown.empty()) {
+        return error_response(unknown_parameters_error(unknown));
+      }
+      auto result = index.causes_json(request.query);
+      return result.ok() ? json_response(*result) : error_response(result.error());
+    });
+  }
   if (path.starts_with("/api/model/")) {
     route_out = Route::kModel;
     return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
@@ -183,7 +195,7 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
 HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest& request) {
   const auto& params = request.query;
   if (auto unknown = unknown_parameters(params, {"view", "task", "q", "backend", "compiler_version",
-                                                 "library_version", "offset", "limit"});
+                                                 "library_version", "offset", "limit", "sort"});
       !unknown.empty()) {
     return error_response(unknown_parameters_error(unknown));
   }
@@ -196,11 +208,22 @@ HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest
     const auto parsed = parse_view(view);
     if (!parsed) {
       return error_response(
-          bad_parameters(fmt::format("view {} is not one of selected, trending, downloads",
+          bad_parameters(fmt::format("view {} is not one of selected, trending, downloads, tested",
                                      quote_for_message(view)),
                          {"view"}));
     }
     query.view = *parsed;
+  }
+  if (const std::string sort = param("sort"); !sort.empty()) {
+    const auto parsed = parse_sort(sort);
+    if (!parsed || query.view != View::kTested) {
+      return error_response(bad_parameters(
+          fmt::format("sort {} is not one of name, verdict, cores, runtime, memory, decode "
+                      "(the tested view only)",
+                      quote_for_message(sort)),
+          {"sort"}));
+    }
+    query.sort = *parsed;
   }
   query.task = param("task");
   query.search = param("q");

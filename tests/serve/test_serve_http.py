@@ -104,6 +104,39 @@ def test_serve_given_only_a_dataset_uses_the_shipped_catalog_and_the_last_rankin
     assert f"catalog: {shipped}" in log and f"rankings: {rankings}" in log, log
 
 
+def test_tested_view_lists_every_row_of_the_stack_sortable(space):
+    status, body = get_json(space, "/api/models?view=tested&task=text-generation&limit=100")
+    assert status == 200 and body["view"] == "tested" and body["sort"] == "name"
+    assert body["stack"]["library_version"] == "5.19.0" and body["total"] == 17
+    ids = [m["id"] for m in body["models"]]
+    assert ids == sorted(ids, key=str.lower) and "community-11/tiny-model-11" in ids  # not ranked
+    assert all("decode_tokens_per_s" in m and "ttft_s" in m for m in body["models"])
+    status, body = get_json(space, "/api/models?view=tested&sort=runtime&limit=100")
+    runtimes = [m["runtime_s"] for m in body["models"]]
+    assert runtimes[:12] == [31.0 + n for n in range(11)] + [95.0]
+    assert runtimes[-1] is None  # unknown last: the excluded model
+    status, body = get_json(space, "/api/models?view=tested&sort=verdict&limit=100")
+    assert body["models"][0]["status"] == "PASS" and body["models"][-1]["status"] == "EXCLUDED"
+    status, body = get_json(space, "/api/models?view=tested&q=QWEN")
+    assert [m["id"] for m in body["models"]] == ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-8B"]
+    status, body = get_json(space, "/api/models?view=selected&sort=runtime")
+    assert status == 400 and body["parameters"] == ["sort"]
+
+
+def test_causes_group_the_stacks_failures(space):
+    status, body = get_json(space, "/api/causes")
+    assert status == 200 and body["stack"]["library_version"] == "5.19.0" and body["failures"] == 6
+    assert [(c["signature"], c["count"]) for c in body["causes"]] == [
+        ("timeout", 3), ("fail_compile", 1), ("fail_oom", 1), ("fail_runtime", 1)]
+    assert body["causes"][0]["models"] == [f"community-{n}/tiny-model-{n}" for n in (3, 6, 9)]
+    assert body["causes"][1]["excerpt"] == "neuronx-cc: error: unsupported op aten::foo"
+    status, body = get_json(space, "/api/causes?compiler_version=2.9.1.0%2B1a2b3c4d")
+    assert [(c["signature"], c["results"]) for c in body["causes"]] == [
+        ("fail_compile", {"FAIL_COMPILE": 1}), ("fail_runtime", {"FAIL_RUNTIME": 1})]
+    status, body = get_json(space, "/api/causes?task=x")
+    assert status == 400 and body["parameters"] == ["task"]
+
+
 @pytest.mark.parametrize("query, names", [
     ("view=popular", ["view"]),
     ("limit=many", ["limit"]),
