@@ -8,7 +8,10 @@ const VIEWS = [
   { id: 'selected', label: 'Selected', hint: 'Curated models, in the curator’s order' },
   { id: 'trending', label: 'Trending', hint: 'The Hub’s trending models for this task' },
   { id: 'downloads', label: 'Downloads', hint: 'The Hub’s most downloaded models for this task' },
+  { id: 'tested', label: 'Tested', hint: 'Every model tested on this stack, whatever list it is on' },
 ];
+// The Tested view's sortable columns: the API's sort key → the column's header.
+const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
 const PAGE_SIZE = 50;
 const STACK_PARAMS = ['backend', 'compiler_version', 'library_version'];
 
@@ -89,16 +92,24 @@ function currentState() {
   if (match) {
     return { screen: 'model', id: `${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`, params };
   }
+  if (url.pathname === '/causes') return { screen: 'causes', params };
   return { screen: 'list', params };
 }
 
 function listUrl(params) {
   const query = new URLSearchParams();
-  for (const name of ['view', 'task', 'q', ...STACK_PARAMS, 'page']) {
-    if (params[name]) query.set(name, params[name]);
+  for (const name of ['view', 'task', 'q', 'sort', ...STACK_PARAMS, 'page']) {
+    if (params[name] && (name !== 'sort' || params.view === 'tested')) query.set(name, params[name]);
   }
   const text = query.toString();
   return text ? `/?${text}` : '/';
+}
+
+function causesUrl(params) {
+  const query = new URLSearchParams();
+  for (const name of ['task', ...STACK_PARAMS]) if (params[name]) query.set(name, params[name]);
+  const text = query.toString();
+  return `/causes${text ? `?${text}` : ''}`;
 }
 
 function modelUrl(id, params) {
@@ -242,8 +253,32 @@ function verdictCell(model) {
   return cell;
 }
 
+function sortHeader(key, data, params, attrs = {}) {
+  const active = data.sort === key;
+  return h('th', { scope: 'col', ...attrs, 'aria-sort': active ? (key === 'decode' ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: active ? 'sort active' : 'sort', id: `sort-${key}`,
+      onclick: () => navigate(listUrl({ ...params, view: 'tested', sort: key === 'name' ? '' : key, page: '' })) },
+    SORTS[key], active ? (key === 'decode' ? ' ↓' : ' ↑') : ''));
+}
+
 function modelsTable(data, params) {
+  const tested = data.view === 'tested';
   const third = data.view === 'trending' ? 'Trending' : 'Downloads';
+  const lastCell = (model) => (tested
+    ? h('td', { class: 'num col-popularity', title: model.ttft_s == null ? '' : `first token ${formatSeconds(model.ttft_s)}` },
+      model.decode_tokens_per_s == null ? '—' : `${model.decode_tokens_per_s.toFixed(1)} tok/s`)
+    : h('td', { class: 'num col-popularity' },
+      data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads)));
+  const head = tested
+    ? [h('th', { scope: 'col', class: 'rank' }, '#'), sortHeader('name', data, params), sortHeader('verdict', data, params),
+      sortHeader('cores', data, params, { class: 'num col-cores' }), sortHeader('runtime', data, params, { class: 'num col-runtime' }),
+      sortHeader('memory', data, params, { class: 'num col-memory' }),
+      sortHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' })]
+    : [h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
+      h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+      h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
+      h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'),
+      h('th', { scope: 'col', class: 'num col-popularity' }, third)];
   const rows = data.models.map((model) => h('tr', {},
     h('td', { class: 'rank' }, model.rank),
     h('td', { class: 'model-cell' },
@@ -253,17 +288,11 @@ function modelsTable(data, params) {
     h('td', { class: 'num col-cores' }, model.cores ?? '—'),
     h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
     h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
-    h('td', { class: 'num col-popularity' },
-      data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads))));
+    lastCell(model)));
   return h('div', { class: 'table-wrap' },
     h('table', { class: 'models' },
       h('caption', { class: 'visually-hidden' }, `${data.view} models for ${data.task}`),
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
-        h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
-        h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
-        h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'),
-        h('th', { scope: 'col', class: 'num col-popularity' }, third))),
+      h('thead', {}, h('tr', {}, head)),
       h('tbody', {}, rows)));
 }
 
@@ -283,6 +312,7 @@ async function renderList(state, token) {
   const page = Math.max(1, parseInt(params.page || '1', 10) || 1);
   const query = new URLSearchParams();
   for (const name of ['view', 'task', 'q', ...STACK_PARAMS]) if (params[name]) query.set(name, params[name]);
+  if (params.view === 'tested' && params.sort) query.set('sort', params.sort);
   query.set('offset', String((page - 1) * PAGE_SIZE));
   query.set('limit', String(PAGE_SIZE));
   await loadVersions();
@@ -315,7 +345,8 @@ async function renderList(state, token) {
         controls(params, data),
         summary,
         h('p', { class: 'result-count' }, `${data.total} model${data.total === 1 ? '' : 's'}`,
-          ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`))),
+          ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`)),
+          data.stack ? h('a', { href: causesUrl({ ...params, ...stackParams(data.stack) }), 'data-nav': true, class: 'causes-link', id: 'causes-link' }, 'Failure causes →') : null),
         body,
         pager(data, params))));
   document.title = `canrun — ${view.label} · ${data.task || ''}`;
@@ -483,6 +514,41 @@ async function renderModel(state, token) {
   document.title = `canrun — ${data.id}`;
 }
 
+// --- failure causes -----------------------------------------------------------------------
+
+function stackParams(stack) {
+  return { backend: stack.backend, compiler_version: stack.compiler_version, library_version: stack.library_version };
+}
+
+async function renderCauses(state, token) {
+  const params = state.params;
+  const query = new URLSearchParams();
+  for (const name of STACK_PARAMS) if (params[name]) query.set(name, params[name]);
+  const data = await getJson(`/api/causes?${query}`);
+  if (token !== renderToken) return;
+  const stack = data.stack;
+  const listParams = stack ? { ...params, ...stackParams(stack) } : params;
+  const causes = data.causes.map((cause, idx) => h('article', { class: 'card cause', id: `cause-${idx + 1}` },
+    h('h2', { class: 'cause-title' }, h('span', { class: 'cause-count' }, `${cause.count} ×`), ' ', h('code', {}, cause.signature)),
+    h('p', { class: 'cause-results' }, ...cause.results.map(({ result, count, status_class: statusClass }) =>
+      h('span', { class: 'count-item' }, badge(result, statusClass), ` ${count}`))),
+    h('p', { class: 'cause-models' }, ...cause.models.flatMap((id, at) => {
+      const [model, task] = id.endsWith(')') ? [id.slice(0, id.indexOf(' (')), id.slice(id.indexOf(' (') + 2, -1)] : [id, params.task];
+      const link = h('a', { href: modelUrl(model, { ...listParams, task }), 'data-nav': true }, id);
+      return at ? [', ', link] : [link];
+    })),
+    cause.excerpt ? h('div', { class: 'error-text' }, h('pre', { tabindex: '0' }, cause.excerpt)) : null));
+  app.replaceChildren(
+    h('p', {}, h('a', { href: listUrl(listParams), 'data-nav': true }, '← Back to the models')),
+    h('section', { class: 'hero' },
+      h('h1', {}, 'Failure causes'),
+      h('p', { class: 'lede' }, stack
+        ? `${stack.backend} · ${stack.compiler} ${stack.compiler_version} · ${stack.library} ${stack.library_version}: ${data.failures} failure${data.failures === 1 ? '' : 's'} in ${data.causes.length} cause${data.causes.length === 1 ? '' : 's'}, grouped by their normalised error signature.`
+        : 'No results in the dataset yet.')),
+    ...(causes.length ? causes : [h('section', { class: 'card' }, h('p', { class: 'muted' }, 'No failures on this stack.'))]));
+  document.title = 'canrun — failure causes';
+}
+
 // --- main ---------------------------------------------------------------------------------
 
 async function render() {
@@ -490,6 +556,7 @@ async function render() {
   const state = currentState();
   try {
     if (state.screen === 'model') await renderModel(state, token);
+    else if (state.screen === 'causes') await renderCauses(state, token);
     else await renderList(state, token);
   } catch (error) {
     if (token !== renderToken) return;

@@ -430,9 +430,16 @@ Result<json> SpaceIndex::causes_json(const std::map<std::string, std::string>& p
   if (stack) {
     for (const dataset::FailureCause& cause : dataset::failure_causes(stack->rows())) {
       failures += cause.count;
+      json results = json::array();
+      for (const auto& [result, count] : cause.results) {
+        const auto parsed = parse_verdict_result(result);
+        results.push_back({{"result", result},
+                           {"count", count},
+                           {"status_class", parsed ? display_class(*parsed) : kUntestedClass}});
+      }
       causes.push_back({{"signature", cause.signature},
                         {"count", cause.count},
-                        {"results", cause.results},
+                        {"results", std::move(results)},
                         {"excerpt", cause.excerpt},
                         {"models", cause.models}});
     }

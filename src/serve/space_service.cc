@@ -185,8 +185,8 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
   }
   route_out = Route::kPage;
   if (const StaticAsset* asset = assets_.find(path)) return assets_.respond(*asset, request);
-  // The page's own routes: /model/<org>/<name> is drawn by app.js from the URL.
-  if (path.starts_with("/model/")) {
+  // The page's own routes: /model/<org>/<name> and /causes are drawn by app.js from the URL.
+  if (path.starts_with("/model/") || path == "/causes") {
     if (const StaticAsset* page = assets_.find("/")) return assets_.respond(*page, request);
   }
   return error_response(not_found(fmt::format("nothing at {}", quote_for_message(path))));

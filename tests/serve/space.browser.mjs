@@ -97,6 +97,8 @@ test('switching views and tasks changes the table and the URL', async () => {
   await settled(page);
   await page.waitForFunction(() => document.activeElement?.id === 'tab-downloads');
   await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.activeElement?.id === 'tab-tested');
+  await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => document.activeElement?.id === 'tab-selected');
   assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
   assert.equal(new URL(page.url()).search, '');
@@ -227,6 +229,56 @@ test('bad parameters in a shared URL show the server error, as text', async () =
   assert.match(await box.textContent(), /compiler_version "<b>9.9<\/b>" has no results/);
   assert.equal(await box.locator('b').count(), 0);
   await page.close();
+});
+
+test('Tested lists every tested model, sorts by its column headers, and search works in it', async () => {
+  const page = await openPage('/');
+  await page.getByRole('tab', { name: 'Tested' }).click();
+  await page.waitForURL(/view=tested/);
+  await settled(page);
+  let ids = await rowIds(page);
+  assert.equal(ids.length, 17);  // every row of the newest stack, ranked or not
+  assert.deepEqual(ids, [...ids].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
+  assert.ok(ids.includes('community-11/tiny-model-11'));
+  await page.locator('#sort-runtime').click();
+  await page.waitForURL(/sort=runtime/);
+  await settled(page);
+  ids = await rowIds(page);
+  assert.equal(ids[0], 'community-1/tiny-model-1');
+  assert.equal(await page.locator('th[aria-sort="ascending"]').textContent(), 'Run time ↑');
+  assert.match(await page.locator('table.models tbody tr').first().textContent(), /48\.8 tok\/s/);
+  await page.screenshot({ path: join(artifacts, 'tested-laptop.png'), fullPage: true });
+  await page.locator('#search').fill('qwen');
+  await page.waitForURL(/q=qwen/);
+  await settled(page);
+  assert.deepEqual(await rowIds(page), ['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-8B']);
+  assert.match(page.url(), /sort=runtime/);  // the sort is part of the shareable URL
+  await page.close();
+});
+
+test('failure causes group the stack\'s failures, linked from the counts', async () => {
+  const page = await openPage('/');
+  await page.locator('#causes-link').click();
+  await page.waitForURL(/\/causes\?/);
+  await settled(page);
+  assert.match(await page.locator('.hero .lede').textContent(), /6 failures in 4 causes/);
+  const first = page.locator('#cause-1');
+  assert.match(await first.locator('.cause-title').textContent(), /3 ×\s*timeout/);
+  assert.deepEqual(await first.locator('.cause-models a').allTextContents(),
+    ['community-3/tiny-model-3', 'community-6/tiny-model-6', 'community-9/tiny-model-9']);
+  assert.equal(await page.locator('#cause-2 pre').textContent(), 'neuronx-cc: error: unsupported op aten::foo');
+  // Hostile error text stays text.
+  assert.equal(await page.locator('.cause script, .cause img').count(), 0);
+  await page.screenshot({ path: join(artifacts, 'causes-laptop.png'), fullPage: true });
+  await first.locator('.cause-models a').first().click();
+  await page.waitForURL(/\/model\/community-3/);
+  await settled(page);
+  await page.close();
+  const phone = await openPage('/causes', { width: 390, height: 844 });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `causes page scrolls sideways by ${overflow}px`);
+  await phone.screenshot({ path: join(artifacts, 'causes-phone.png'), fullPage: true });
+  await phone.close();
 });
 
 test('phone width: the table and the model page fit', async () => {

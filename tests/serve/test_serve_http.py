@@ -132,7 +132,8 @@ def test_causes_group_the_stacks_failures(space):
     assert body["causes"][1]["excerpt"] == "neuronx-cc: error: unsupported op aten::foo"
     status, body = get_json(space, "/api/causes?compiler_version=2.9.1.0%2B1a2b3c4d")
     assert [(c["signature"], c["results"]) for c in body["causes"]] == [
-        ("fail_compile", {"FAIL_COMPILE": 1}), ("fail_runtime", {"FAIL_RUNTIME": 1})]
+        ("fail_compile", [{"result": "FAIL_COMPILE", "count": 1, "status_class": "fail"}]),
+        ("fail_runtime", [{"result": "FAIL_RUNTIME", "count": 1, "status_class": "fail"}])]
     status, body = get_json(space, "/api/causes?task=x")
     assert status == 400 and body["parameters"] == ["task"]
 
