@@ -219,21 +219,6 @@ int run_show(const DatasetOptions& options) {
   return kExitOk;
 }
 
-nlohmann::json result_json(const std::optional<VerdictResult>& result) {
-  return result ? nlohmann::json(to_string(*result)) : nlohmann::json(nullptr);
-}
-
-nlohmann::json changes_json(const std::vector<dataset::VerdictChange>& changes) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& change : changes) {
-    out.push_back({{"model_id", change.model_id},
-                   {"task", change.task},
-                   {"from", result_json(change.from_result)},
-                   {"to", result_json(change.to_result)}});
-  }
-  return out;
-}
-
 //! "PASS", "EXCLUDED (gated)", or "not tested" for no row.
 std::string outcome_text(const std::optional<VerdictResult>& result,
                          const std::optional<std::string>& exclusion_reason) {
@@ -253,6 +238,14 @@ void print_changes(std::string_view title, const std::vector<dataset::VerdictCha
   }
 }
 
+void print_measures(std::string_view title, const std::vector<dataset::MeasureChange>& changes,
+                    const std::function<std::string(const dataset::MeasureChange&)>& describe) {
+  std::cout << fmt::format("{} ({})\n", title, changes.size());
+  for (const auto& change : changes) {
+    std::cout << fmt::format("  {}  {}  {}\n", change.model_id, change.task, describe(change));
+  }
+}
+
 int run_diff(const DatasetOptions& options) {
   if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
   const DatasetDir data(options.dir);
@@ -266,15 +259,10 @@ int run_diff(const DatasetOptions& options) {
   if (!to.ok()) return report(to.error().with_context("--to"));
   const auto diff = dataset::diff_stacks(*from, *to);
   if (options.json) {
-    print_json(std::cout, {{"from", from_key->stem()},
-                           {"to", to_key->stem()},
-                           {"regressions", changes_json(diff.regressions)},
-                           {"fixes", changes_json(diff.fixes)},
-                           {"unverified", changes_json(diff.unverified)},
-                           {"newly_tested", changes_json(diff.newly_tested)},
-                           {"no_longer_tested", changes_json(diff.no_longer_tested)},
-                           {"other_changes", changes_json(diff.other_changes)},
-                           {"unchanged", diff.unchanged}});
+    nlohmann::json out = dataset::diff_json(diff);
+    out["from"] = from_key->stem();
+    out["to"] = to_key->stem();
+    print_json(std::cout, out);
   } else {
     std::cout << "from " << from_key->display() << "\nto   " << to_key->display() << "\n";
     print_changes("regressions", diff.regressions);
@@ -284,6 +272,21 @@ int run_diff(const DatasetOptions& options) {
     print_changes("no longer tested", diff.no_longer_tested);
     print_changes("other changes", diff.other_changes);
     std::cout << fmt::format("unchanged: {}\n", diff.unchanged);
+    print_measures("changed plans", diff.changed_plans, [](const dataset::MeasureChange& c) {
+      return fmt::format("{} core(s) {} → {} core(s) {}", c.from_cores.value_or(0),
+                         c.from_parallelism.value_or("?"), c.to_cores.value_or(0),
+                         c.to_parallelism.value_or("?"));
+    });
+    print_measures("run time changed by 20 % or more (PASS on both)", diff.run_time_changes,
+                   [](const dataset::MeasureChange& c) {
+                     return fmt::format("{:.1f} s → {:.1f} s", c.from_runtime_s.value_or(0),
+                                        c.to_runtime_s.value_or(0));
+                   });
+    print_measures("peak memory changed by 20 % or more (PASS on both)", diff.memory_changes,
+                   [](const dataset::MeasureChange& c) {
+                     return fmt::format("{} → {}", format_bytes(c.from_memory_bytes.value_or(0)),
+                                        format_bytes(c.to_memory_bytes.value_or(0)));
+                   });
   }
   return diff.regressions.empty() ? kExitOk : kExitFailed;
 }

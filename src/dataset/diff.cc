@@ -1,5 +1,6 @@
 #include "dataset/diff.h"
 
+#include <cmath>
 #include <map>
 
 namespace canrun::dataset {
@@ -28,9 +29,32 @@ VerdictChange change_of(const RowKey& key, const VerdictRow* from, const Verdict
   return change;
 }
 
+MeasureChange measure_change_of(const RowKey& key, const VerdictRow& from, const VerdictRow& to) {
+  return {key.first,
+          key.second,
+          from.cores,
+          to.cores,
+          from.parallelism,
+          to.parallelism,
+          from.runtime_s,
+          to.runtime_s,
+          from.peak_device_memory_bytes,
+          to.peak_device_memory_bytes};
+}
+
+//! Whether `to` differs from `from` by at least `relative` of `from` and at least `minimum`.
+template <typename T>
+bool beyond(const std::optional<T>& from, const std::optional<T>& to, double relative,
+            double minimum) {
+  if (!from || !to || *from <= 0) return false;
+  const double change = std::abs(static_cast<double>(*to) - static_cast<double>(*from));
+  return change >= relative * static_cast<double>(*from) && change >= minimum;
+}
+
 }  // namespace
 
-StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to) {
+StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to,
+                      const DiffThresholds& thresholds) {
   const auto from_rows = rows_by_key(from);
   const auto to_rows = rows_by_key(to);
   std::map<RowKey, std::pair<const VerdictRow*, const VerdictRow*>> all;
@@ -69,8 +93,79 @@ StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<Ver
     } else {
       ++diff.unchanged;
     }
+    if (!tested(from_row) || !tested(to_row)) continue;
+    if (from_row->cores != to_row->cores || from_row->parallelism != to_row->parallelism) {
+      diff.changed_plans.push_back(measure_change_of(key, *from_row, *to_row));
+    }
+    if (from_row->result != VerdictResult::kPass || to_row->result != VerdictResult::kPass)
+      continue;
+    if (beyond(from_row->runtime_s, to_row->runtime_s, thresholds.relative,
+               thresholds.min_runtime_s)) {
+      diff.run_time_changes.push_back(measure_change_of(key, *from_row, *to_row));
+    }
+    if (beyond(from_row->peak_device_memory_bytes, to_row->peak_device_memory_bytes,
+               thresholds.relative, 0.0)) {
+      diff.memory_changes.push_back(measure_change_of(key, *from_row, *to_row));
+    }
   }
   return diff;
+}
+
+}  // namespace canrun::dataset
+
+namespace canrun::dataset {
+namespace {
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json result_json(const std::optional<VerdictResult>& result) {
+  return result ? nlohmann::json(to_string(*result)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json changes_json(const std::vector<VerdictChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& change : changes) {
+    out.push_back({{"model_id", change.model_id},
+                   {"task", change.task},
+                   {"from", result_json(change.from_result)},
+                   {"to", result_json(change.to_result)}});
+  }
+  return out;
+}
+
+nlohmann::json measures_json(const std::vector<MeasureChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& change : changes) {
+    out.push_back({{"model_id", change.model_id},
+                   {"task", change.task},
+                   {"from_cores", or_null(change.from_cores)},
+                   {"to_cores", or_null(change.to_cores)},
+                   {"from_parallelism", or_null(change.from_parallelism)},
+                   {"to_parallelism", or_null(change.to_parallelism)},
+                   {"from_runtime_s", or_null(change.from_runtime_s)},
+                   {"to_runtime_s", or_null(change.to_runtime_s)},
+                   {"from_memory_bytes", or_null(change.from_memory_bytes)},
+                   {"to_memory_bytes", or_null(change.to_memory_bytes)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json diff_json(const StackDiff& diff) {
+  return {{"regressions", changes_json(diff.regressions)},
+          {"fixes", changes_json(diff.fixes)},
+          {"unverified", changes_json(diff.unverified)},
+          {"newly_tested", changes_json(diff.newly_tested)},
+          {"no_longer_tested", changes_json(diff.no_longer_tested)},
+          {"other_changes", changes_json(diff.other_changes)},
+          {"changed_plans", measures_json(diff.changed_plans)},
+          {"run_time_changes", measures_json(diff.run_time_changes)},
+          {"memory_changes", measures_json(diff.memory_changes)},
+          {"unchanged", diff.unchanged}};
 }
 
 }  // namespace canrun::dataset

@@ -1,9 +1,13 @@
 // What changed between two stacks (SPEC.md §2, journey 6), by the one regression rule of
 // core/verdict_result.h: regressions, fixes, unverified (PASS → no verdict on the backend,
 // listed apart and never counted as a regression), models newly tested, models no longer
-// tested, and other result changes. "Tested" means a row whose result is not EXCLUDED.
+// tested, and other result changes; and, for models tested on both, changed plans (cores,
+// parallelism) and run-time and memory changes of PASSes beyond a threshold. "Tested" means a
+// row whose result is not EXCLUDED.
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +27,25 @@ struct VerdictChange {
   std::optional<std::string> to_exclusion_reason;    //!< set when to_result is EXCLUDED
 };
 
-//! Each change is in exactly one list, tried in this order.
+//! A (model, task) tested on both stacks whose plan or measurements differ.
+struct MeasureChange {
+  std::string model_id;
+  std::string task;
+  std::optional<std::int32_t> from_cores, to_cores;
+  std::optional<std::string> from_parallelism, to_parallelism;
+  std::optional<double> from_runtime_s, to_runtime_s;
+  std::optional<std::int64_t> from_memory_bytes, to_memory_bytes;  //!< peak device memory
+};
+
+//! How much a PASS's run time or peak memory must change to be listed: at least this share of
+//! the older value (and, for run time, at least min_runtime_s seconds).
+struct DiffThresholds {
+  double relative = 0.2;
+  double min_runtime_s = 1.0;
+};
+
+//! Each verdict change is in exactly one list, tried in this order. The plan and measurement
+//! lists are apart: a model may be in one of them and in a verdict list too.
 struct StackDiff {
   std::vector<VerdictChange> regressions;       //!< is_regression: PASS → blames the backend
   std::vector<VerdictChange> fixes;             //!< is_fix: blamed the backend → PASS
@@ -32,9 +54,18 @@ struct StackDiff {
   std::vector<VerdictChange> no_longer_tested;  //!< tested → absent or EXCLUDED
   std::vector<VerdictChange> other_changes;  //!< e.g. one failure → another, REFERENCE_FAIL → PASS
   std::size_t unchanged = 0;                 //!< same result, or untested on both sides
+  std::vector<MeasureChange> changed_plans;     //!< tested on both: other cores or parallelism
+  std::vector<MeasureChange> run_time_changes;  //!< PASS on both: run time beyond the threshold
+  std::vector<MeasureChange> memory_changes;    //!< PASS on both: peak memory beyond it
 };
 
+//! The lists as JSON, one key each ("regressions", ..., "changed_plans", "run_time_changes",
+//! "memory_changes", "unchanged"): verdict changes as {model_id, task, from, to} (null: no row),
+//! measure changes with from_/to_ cores, parallelism, runtime_s and memory_bytes.
+nlohmann::json diff_json(const StackDiff& diff);
+
 //! Compares by (model_id, task); every list is sorted by model id, then task.
-StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to);
+StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to,
+                      const DiffThresholds& thresholds = {});
 
 }  // namespace canrun::dataset

@@ -15,6 +15,53 @@ std::vector<std::string> models(const std::vector<VerdictChange>& changes) {
   return out;
 }
 
+std::vector<std::string> models(const std::vector<MeasureChange>& changes) {
+  std::vector<std::string> out;
+  for (const auto& change : changes) out.push_back(change.model_id);
+  return out;
+}
+
+VerdictRow measured(std::string model, VerdictResult result, int cores, std::string parallelism,
+                    double runtime_s, std::int64_t memory) {
+  VerdictRow row = minimal_row(std::move(model), result);
+  row.cores = cores;
+  row.parallelism = std::move(parallelism);
+  row.runtime_s = runtime_s;
+  row.peak_device_memory_bytes = memory;
+  return row;
+}
+
+TEST(DiffTest, ListsChangedPlansAndMeasurementsBeyondTheThreshold) {
+  constexpr std::int64_t kGib = 1 << 30;
+  const std::vector<VerdictRow> from = {
+      measured("org/resharded", VerdictResult::kPass, 2, "tp", 100, 4 * kGib),
+      measured("org/slower", VerdictResult::kPass, 1, "none", 100, 4 * kGib),
+      measured("org/a-bit-slower", VerdictResult::kPass, 1, "none", 100, 4 * kGib),
+      measured("org/tiny-but-double", VerdictResult::kPass, 1, "none", 0.5, 4 * kGib),
+      measured("org/leaner", VerdictResult::kPass, 1, "none", 100, 4 * kGib),
+      measured("org/regressed-slower", VerdictResult::kPass, 1, "none", 100, 4 * kGib),
+      minimal_row("org/now-excluded", VerdictResult::kPass)};
+  const std::vector<VerdictRow> to = {
+      measured("org/resharded", VerdictResult::kPass, 4, "tp", 100, 4 * kGib),
+      measured("org/slower", VerdictResult::kPass, 1, "none", 130, 4 * kGib),
+      measured("org/a-bit-slower", VerdictResult::kPass, 1, "none", 110, 4 * kGib),
+      measured("org/tiny-but-double", VerdictResult::kPass, 1, "none", 1.0, 4 * kGib),
+      measured("org/leaner", VerdictResult::kPass, 1, "none", 100, 2 * kGib),
+      measured("org/regressed-slower", VerdictResult::kTimeout, 1, "none", 1800, 4 * kGib),
+      minimal_row("org/now-excluded", VerdictResult::kExcluded)};
+  const StackDiff diff = diff_stacks(from, to);
+  EXPECT_EQ(models(diff.changed_plans), std::vector<std::string>{"org/resharded"});
+  EXPECT_EQ(diff.changed_plans[0].from_cores, 2);
+  EXPECT_EQ(diff.changed_plans[0].to_cores, 4);
+  // 20 % and 1 s at least, PASS on both sides only.
+  EXPECT_EQ(models(diff.run_time_changes), std::vector<std::string>{"org/slower"});
+  EXPECT_EQ(models(diff.memory_changes), std::vector<std::string>{"org/leaner"});
+  EXPECT_EQ(models(diff.regressions), std::vector<std::string>{"org/regressed-slower"});
+  const StackDiff strict = diff_stacks(from, to, {0.05, 0.1});
+  EXPECT_EQ(models(strict.run_time_changes),
+            (std::vector<std::string>{"org/a-bit-slower", "org/slower", "org/tiny-but-double"}));
+}
+
 TEST(DiffTest, SortsEveryKindOfChange) {
   const std::vector<VerdictRow> from = {
       minimal_row("org/regressed", VerdictResult::kPass),

@@ -194,6 +194,25 @@ def test_causes_groups_a_neuron_stacks_failures_by_signature(canrun, tmp_path, w
     assert missing.returncode == 2 and "no such stack" in missing.stderr
 
 
+def test_diff_lists_changed_plans_and_measurements(canrun, tmp_path, write_rows):
+    write_rows(tmp_path, [
+        verdict_row("org/resharded", "PASS", cores=2, parallelism="tp", **OLD),
+        verdict_row("org/slower", "PASS", runtime_s=100.0, **OLD),
+        verdict_row("org/resharded", "PASS", cores=4, parallelism="tp", **NEW),
+        verdict_row("org/slower", "PASS", runtime_s=150.0, peak_device_memory_bytes=1 << 30, **NEW),
+    ])
+    result = canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM)
+    assert result.returncode == 0, result.stderr
+    assert "changed plans (1)\n  org/resharded  text-generation  2 core(s) tp → 4 core(s) tp\n" in result.stdout
+    assert "(PASS on both) (1)\n  org/slower  text-generation  100.0 s → 150.0 s\n" in result.stdout
+    assert "org/slower  text-generation  3.0 GiB → 1.0 GiB" in result.stdout
+    as_json = json.loads(canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM,
+                                "--json").stdout)
+    assert [(c["model_id"], c["from_cores"], c["to_cores"]) for c in as_json["changed_plans"]] == [
+        ("org/resharded", 2, 4)]
+    assert [c["to_runtime_s"] for c in as_json["run_time_changes"]] == [150.0]
+
+
 def test_diff_refuses_unknown_stacks(canrun, two_stacks):
     missing = canrun("dataset", "diff", two_stacks, "--from", OLD_STEM,
                      "--to", "neuron__neuronx-cc-9.9__transformers-9.9")
