@@ -16,6 +16,8 @@ std::string_view route_name(Route route) {
       return "api_model";
     case Route::kCauses:
       return "api_causes";
+    case Route::kCompare:
+      return "api_compare";
     case Route::kHealth:
       return "healthz";
     case Route::kMetrics:

@@ -14,7 +14,18 @@
 namespace canrun::serve {
 
 //! What a request asked for, one label value per route.
-enum class Route { kPage, kVersions, kModels, kModel, kCauses, kHealth, kMetrics, kOther, kCount };
+enum class Route {
+  kPage,
+  kVersions,
+  kModels,
+  kModel,
+  kCauses,
+  kCompare,
+  kHealth,
+  kMetrics,
+  kOther,
+  kCount
+};
 std::string_view route_name(Route route);
 
 //! Gauges the service fills in when printing.

@@ -9,6 +9,7 @@
 #include "backend/profile.h"
 #include "core/text.h"
 #include "dataset/causes.h"
+#include "dataset/diff.h"
 #include "dataset/row_json.h"
 #include "serve/version_order.h"
 #include "task/task.h"
@@ -44,7 +45,8 @@ json stack_json(const dataset::StackKey& key) {
           {"compiler_version", key.compiler_version},
           {"library", key.library},
           {"library_version", key.library_version},
-          {"display", key.display()}};
+          {"display", key.display()},
+          {"stem", key.stem()}};
 }
 
 //! Sets `status` and its display class `status_class` ("pass", "fail", "warn", "excluded",
@@ -415,6 +417,43 @@ std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery&
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+Result<json> SpaceIndex::compare_json(const std::map<std::string, std::string>& params) const {
+  auto stack_named = [&](const char* name) -> Result<const StackVerdicts*> {
+    const auto found = params.find(name);
+    if (found == params.end() || found->second.empty()) {
+      return bad_parameter(name,
+                           fmt::format("{} is required: a stack, as its file name's stem", name));
+    }
+    std::vector<std::string> known;
+    for (const StackVerdicts* stack : stacks_) {
+      if (stack->key().stem() == found->second) return stack;
+      known.push_back(stack->key().stem());
+    }
+    return bad_parameter(name, fmt::format("{} {} is not a stack of the dataset; known: {}", name,
+                                           quote_for_message(found->second), known_list(known)));
+  };
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* a, stack_named("a"));
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* b, stack_named("b"));
+  std::string task;
+  if (const auto found = params.find("task"); found != params.end()) task = found->second;
+  if (!task.empty() && std::find(tasks_.begin(), tasks_.end(), task) == tasks_.end()) {
+    return bad_parameter("task", fmt::format("task {} is not known; known: {}",
+                                             quote_for_message(task), known_list(tasks_)));
+  }
+  const auto of_task = [&](const StackVerdicts& stack) {
+    std::vector<VerdictRow> rows;
+    for (const VerdictRow& row : stack.rows()) {
+      if (task.empty() || row.task == task) rows.push_back(row);
+    }
+    return rows;
+  };
+  json out = dataset::diff_json(dataset::diff_stacks(of_task(*a), of_task(*b)));
+  out["a"] = stack_json(a->key());
+  out["b"] = stack_json(b->key());
+  out["task"] = task.empty() ? json(nullptr) : json(task);
+  return out;
 }
 
 Result<json> SpaceIndex::causes_json(const std::map<std::string, std::string>& params) const {

@@ -101,6 +101,9 @@ class SpaceIndex {
   //! /api/causes: the chosen stack's failures grouped by error_signature (dataset/causes.h).
   //! `params` may hold backend / compiler_version / library_version.
   Result<nlohmann::json> causes_json(const std::map<std::string, std::string>& params) const;
+  //! /api/compare: stack `a` against stack `b` (stems), optionally one task: the lists of
+  //! dataset::diff_json (the one regression rule), with both stacks described.
+  Result<nlohmann::json> compare_json(const std::map<std::string, std::string>& params) const;
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
   Result<nlohmann::json> model_json(const ModelId& id,
                                     const std::map<std::string, std::string>& params) const;

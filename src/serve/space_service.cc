@@ -176,6 +176,16 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
       return result.ok() ? json_response(*result) : error_response(result.error());
     });
   }
+  if (path == "/api/compare") {
+    route_out = Route::kCompare;
+    return cached(request, [&](const SpaceIndex& index) {
+      if (auto unknown = unknown_parameters(request.query, {"a", "b", "task"}); !unknown.empty()) {
+        return error_response(unknown_parameters_error(unknown));
+      }
+      auto result = index.compare_json(request.query);
+      return result.ok() ? json_response(*result) : error_response(result.error());
+    });
+  }
   if (path.starts_with("/api/model/")) {
     route_out = Route::kModel;
     return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
@@ -185,8 +195,9 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
   }
   route_out = Route::kPage;
   if (const StaticAsset* asset = assets_.find(path)) return assets_.respond(*asset, request);
-  // The page's own routes: /model/<org>/<name> and /causes are drawn by app.js from the URL.
-  if (path.starts_with("/model/") || path == "/causes") {
+  // The page's own routes (/model/<org>/<name>, /causes, /compare) are drawn by app.js from the
+  // URL.
+  if (path.starts_with("/model/") || path == "/causes" || path == "/compare") {
     if (const StaticAsset* page = assets_.find("/")) return assets_.respond(*page, request);
   }
   return error_response(not_found(fmt::format("nothing at {}", quote_for_message(path))));

@@ -138,6 +138,23 @@ def test_causes_group_the_stacks_failures(space):
     assert status == 400 and body["parameters"] == ["task"]
 
 
+def test_compare_two_stacks_by_the_regression_rule(space):
+    mid = "neuron__neuronx-cc-2.16.372.0%2B4a9b2326__transformers-5.18.0"
+    new = "neuron__neuronx-cc-2.17.1.0%2B5e6f7a8b__transformers-5.18.0"
+    status, body = get_json(space, f"/api/compare?a={mid}&b={new}&task=text-generation")
+    assert status == 200, body
+    assert body["a"]["compiler_version"] == "2.16.372.0+4a9b2326" and body["b"]["stem"] == new.replace("%2B", "+")
+    assert [(c["model_id"], c["from"], c["to"]) for c in body["regressions"]] == [
+        ("Qwen/Qwen3-0.6B", "PASS", "FAIL_COMPILE")]
+    assert body["fixes"] == [] and len(body["newly_tested"]) == 12  # Qwen3-8B and 11 community models
+    status, body = get_json(space, f"/api/compare?a={new}&b={mid}")
+    assert [c["model_id"] for c in body["fixes"]] == ["Qwen/Qwen3-0.6B"]
+    status, body = get_json(space, f"/api/compare?a={mid}&b=neuron__nothing-1__transformers-1")
+    assert status == 400 and body["parameters"] == ["b"] and "known:" in body["error"]
+    status, body = get_json(space, f"/api/compare?a={mid}")
+    assert status == 400 and body["parameters"] == ["b"]
+
+
 @pytest.mark.parametrize("query, names", [
     ("view=popular", ["view"]),
     ("limit=many", ["limit"]),
