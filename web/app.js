@@ -93,6 +93,7 @@ function currentState() {
     return { screen: 'model', id: `${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`, params };
   }
   if (url.pathname === '/causes') return { screen: 'causes', params };
+  if (url.pathname === '/compare') return { screen: 'compare', params };
   return { screen: 'list', params };
 }
 
@@ -103,6 +104,13 @@ function listUrl(params) {
   }
   const text = query.toString();
   return text ? `/?${text}` : '/';
+}
+
+function compareUrl(params) {
+  const query = new URLSearchParams();
+  for (const name of ['a', 'b', 'task']) if (params[name]) query.set(name, params[name]);
+  const text = query.toString();
+  return `/compare${text ? `?${text}` : ''}`;
 }
 
 function causesUrl(params) {
@@ -346,7 +354,8 @@ async function renderList(state, token) {
         summary,
         h('p', { class: 'result-count' }, `${data.total} model${data.total === 1 ? '' : 's'}`,
           ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`)),
-          data.stack ? h('a', { href: causesUrl({ ...params, ...stackParams(data.stack) }), 'data-nav': true, class: 'causes-link', id: 'causes-link' }, 'Failure causes →') : null),
+          data.stack ? h('a', { href: causesUrl({ ...params, ...stackParams(data.stack) }), 'data-nav': true, class: 'causes-link', id: 'causes-link' }, 'Failure causes →') : null,
+          data.stack ? h('a', { href: compareUrl({ b: data.stack.stem, a: previousStack(data.stack), task: data.task }), 'data-nav': true, class: 'causes-link', id: 'compare-link' }, 'Compare stacks →') : null),
         body,
         pager(data, params))));
   document.title = `canrun — ${view.label} · ${data.task || ''}`;
@@ -549,6 +558,66 @@ async function renderCauses(state, token) {
   document.title = 'canrun — failure causes';
 }
 
+// --- compare two stacks -------------------------------------------------------------------
+
+//! The stack listed after `stack` (older) on its backend, else the stack itself.
+function previousStack(stack) {
+  const stacks = stackOptions(stack.backend);
+  const at = stacks.findIndex((item) => item.stem === stack.stem);
+  return (stacks[at + 1] || stack).stem;
+}
+
+const COMPARE_LISTS = [
+  ['regressions', 'Regressions (PASS → a failure of the backend)'],
+  ['fixes', 'Fixes'],
+  ['unverified', 'Unverified (PASS → no verdict on the backend), not regressions'],
+  ['newly_tested', 'New to B'],
+  ['no_longer_tested', 'No longer tested in B'],
+  ['other_changes', 'Other verdict changes'],
+  ['changed_plans', 'Changed plans'],
+  ['run_time_changes', 'Run time changed by 20 % or more'],
+  ['memory_changes', 'Peak memory changed by 20 % or more'],
+];
+
+function compareCell(key, change) {
+  if (key === 'changed_plans') return `${change.from_cores} core(s) ${change.from_parallelism} → ${change.to_cores} core(s) ${change.to_parallelism}`;
+  if (key === 'run_time_changes') return `${formatSeconds(change.from_runtime_s)} → ${formatSeconds(change.to_runtime_s)}`;
+  if (key === 'memory_changes') return `${formatBytes(change.from_memory_bytes)} → ${formatBytes(change.to_memory_bytes)}`;
+  return `${change.from || 'not tested'} → ${change.to || 'not tested'}`;
+}
+
+async function renderCompare(state, token) {
+  const params = state.params;
+  await loadVersions();
+  const all = versions.stacks || [];
+  const a = params.a || (all[1] || all[0] || {}).stem;
+  const b = params.b || (all[0] || {}).stem;
+  const query = new URLSearchParams({ a: a || '', b: b || '' });
+  if (params.task) query.set('task', params.task);
+  const data = await getJson(`/api/compare?${query}`);
+  if (token !== renderToken) return;
+  const options = all.map((item) => ({ value: item.stem, label: `${item.backend} · ${item.compiler} ${item.compiler_version} · ${item.library} ${item.library_version}` }));
+  const sections = COMPARE_LISTS.map(([key, title]) => {
+    const changes = data[key];
+    return h('section', { class: 'card compare-list', id: `compare-${key}` },
+      h('h2', {}, `${title} `, h('span', { class: 'muted' }, `(${changes.length})`)),
+      changes.length
+        ? h('ul', {}, changes.map((change) => h('li', {},
+          h('a', { href: modelUrl(change.model_id, { task: change.task, ...stackParams(data.b) }), 'data-nav': true }, change.model_id),
+          ` · ${change.task} · `, compareCell(key, change))))
+        : h('p', { class: 'muted' }, 'None.'));
+  });
+  app.replaceChildren(
+    h('p', {}, h('a', { href: listUrl(stackParams(data.b)), 'data-nav': true }, '← Back to the models')),
+    h('section', { class: 'hero' }, h('h1', {}, 'Compare two stacks'),
+      h('p', { class: 'lede' }, `${data.regressions.length} regression${data.regressions.length === 1 ? '' : 's'}, ${data.fixes.length} fix${data.fixes.length === 1 ? '' : 'es'}, ${data.unchanged} unchanged, by the same rule as canrun dataset diff.`)),
+    h('section', { class: 'card' }, h('div', { class: 'controls compare-controls' },
+      selectControl('compare-a', 'A (before)', options, data.a.stem, (value) => navigate(compareUrl({ ...params, a: value, b: data.b.stem }))),
+      selectControl('compare-b', 'B (after)', options, data.b.stem, (value) => navigate(compareUrl({ ...params, a: data.a.stem, b: value }))))),
+    ...sections);
+  document.title = 'canrun — compare stacks';
+}
+
 // --- main ---------------------------------------------------------------------------------
 
 async function render() {
@@ -557,6 +626,7 @@ async function render() {
   try {
     if (state.screen === 'model') await renderModel(state, token);
     else if (state.screen === 'causes') await renderCauses(state, token);
+    else if (state.screen === 'compare') await renderCompare(state, token);
     else await renderList(state, token);
   } catch (error) {
     if (token !== renderToken) return;

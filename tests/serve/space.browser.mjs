@@ -281,6 +281,33 @@ test('failure causes group the stack\'s failures, linked from the counts', async
   await phone.close();
 });
 
+test('compare two stacks: regressions by the one rule, a shareable URL', async () => {
+  const page = await openPage('/?compiler_version=2.17.1.0%2B5e6f7a8b&library_version=5.18.0');
+  await page.locator('#compare-link').click();
+  await page.waitForURL(/\/compare\?/);
+  await settled(page);
+  // B is the stack on screen, A the one before it on its backend.
+  assert.match(await page.locator('#compare-b option:checked').textContent(), /2\.17\.1\.0\+5e6f7a8b · transformers 5\.18\.0/);
+  assert.match(await page.locator('#compare-a option:checked').textContent(), /2\.16\.372\.0/);
+  assert.deepEqual(await page.locator('#compare-regressions li a').allTextContents(), ['Qwen/Qwen3-0.6B']);
+  assert.match(await page.locator('#compare-regressions li').textContent(), /PASS → FAIL_COMPILE/);
+  assert.equal(await page.locator('#compare-newly_tested li').count(), 12);
+  await page.screenshot({ path: join(artifacts, 'compare-laptop.png'), fullPage: true });
+  // Swap: the regression becomes a fix, and the URL says so.
+  const url = new URL(page.url());
+  const swapped = `/compare?a=${encodeURIComponent(url.searchParams.get('b'))}&b=${encodeURIComponent(url.searchParams.get('a'))}`;
+  await page.close();
+  const again = await openPage(swapped);
+  assert.deepEqual(await again.locator('#compare-fixes li a').allTextContents(), ['Qwen/Qwen3-0.6B']);
+  assert.equal(await again.locator('#compare-regressions li').count(), 0);
+  await again.close();
+  const phone = await openPage(swapped, { width: 390, height: 844 });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `compare page scrolls sideways by ${overflow}px`);
+  await phone.screenshot({ path: join(artifacts, 'compare-phone.png'), fullPage: true });
+  await phone.close();
+});
+
 test('phone width: the table and the model page fit', async () => {
   const phone = { width: 390, height: 844 };
   let page = await openPage('/', phone);
