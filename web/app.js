@@ -441,6 +441,23 @@ function historyTable(data) {
     h('tbody', {}, rows)));
 }
 
+function backendsTable(data) {
+  const rows = data.backends.map((item) => h('tr', {},
+    h('td', {}, h('a', { href: modelUrl(data.id, { task: data.task, ...stackParams(item) }), 'data-nav': true }, item.backend)),
+    h('td', {}, `${item.compiler} ${item.compiler_version} · ${item.library} ${item.library_version}`),
+    h('td', {}, badge(item.status, item.status_class)),
+    h('td', { class: 'num col-cores' }, item.cores == null ? '—' : `${item.cores} (${item.parallelism})`),
+    h('td', { class: 'num col-runtime' }, formatSeconds(item.runtime_s)),
+    h('td', { class: 'num col-memory' }, formatBytes(item.peak_device_memory_bytes)),
+    h('td', { class: 'num col-popularity' }, item.decode_tokens_per_s == null ? '—' : `${item.decode_tokens_per_s.toFixed(1)} tok/s`)));
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'models backends', id: 'backends-table' },
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col' }, 'Backend'), h('th', { scope: 'col' }, 'Latest stack'), h('th', { scope: 'col' }, 'Verdict'),
+      h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'), h('th', { scope: 'col', class: 'num col-runtime' }, 'Run time'),
+      h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'), h('th', { scope: 'col', class: 'num col-popularity' }, 'Decode'))),
+    h('tbody', {}, rows)));
+}
+
 async function renderModel(state, token) {
   const query = new URLSearchParams();
   for (const name of ['task', ...STACK_PARAMS]) if (state.params[name]) query.set(name, state.params[name]);
@@ -460,7 +477,9 @@ async function renderModel(state, token) {
     fact('Peak memory', formatBytes(verdict?.peak_device_memory_bytes)),
     fact('Weights', formatBytes(verdict?.weights_bytes)),
     fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'),
-    fact('Verified', h('span', { id: 'verified' }, verifiedBy(verdict)), { wide: true }));
+    fact('Verified', h('span', { id: 'verified' }, verifiedBy(verdict)), { wide: true }),
+    fact('What it means', h('span', { id: 'meaning' }, 'PASS is about correctness: the output matches the CPU reference (one core) or reads as fluent English to the judge (sharded). '
+      + 'Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a static cache, after compiling: a smoke test of speed, not a benchmark.'), { wide: true }));
 
   const notices = [];
   if (data.note) notices.push(h('p', { class: 'notice' }, h('strong', {}, 'Note: '), data.note));
@@ -518,6 +537,7 @@ async function renderModel(state, token) {
       facts, notices),
     reproduce.length ? h('section', { class: 'card' }, h('h2', {}, 'Reproduce'), h('ol', { class: 'steps' }, reproduce)) : null,
     stackTable ? h('section', { class: 'card' }, h('h2', {}, 'Stack'), stackTable) : null,
+    data.backends && data.backends.length ? h('section', { class: 'card' }, h('h2', {}, 'Across backends (latest verdict on each)'), backendsTable(data)) : null,
     h('section', { class: 'card' }, h('h2', {}, 'History across versions'),
       data.history.length ? historyTable(data) : h('p', { class: 'muted' }, 'No results on any stack yet.')));
   document.title = `canrun — ${data.id}`;

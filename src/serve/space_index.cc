@@ -669,6 +669,27 @@ Result<json> SpaceIndex::model_json(const ModelId& id,
     }
   }
   out["history"] = std::move(history);
+
+  // Side by side: the latest verdict on every backend (its newest stack with a row).
+  json across = json::array();
+  for (const std::string& backend : backends_) {
+    for (const StackVerdicts* candidate : stacks_) {  // newest first within a backend
+      if (candidate->key().backend != backend) continue;
+      const VerdictRow* found = candidate->find(id.str(), task);
+      if (!found) continue;
+      json item = stack_json(candidate->key());
+      put_status(item, found, false);
+      item["cores"] = optional_json(found->cores);
+      item["parallelism"] = optional_json(found->parallelism);
+      item["runtime_s"] = optional_json(found->runtime_s);
+      item["peak_device_memory_bytes"] = optional_json(found->peak_device_memory_bytes);
+      item["decode_tokens_per_s"] = optional_json(found->decode_tokens_per_s);
+      item["ttft_s"] = optional_json(found->ttft_s);
+      across.push_back(std::move(item));
+      break;
+    }
+  }
+  out["backends"] = std::move(across);
   return out;
 }
 

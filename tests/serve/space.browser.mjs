@@ -308,6 +308,16 @@ test('compare two stacks: regressions by the one rule, a shareable URL', async (
   await phone.close();
 });
 
+test('a model page shows the latest verdict on every backend side by side, and what PASS means', async () => {
+  const page = await openPage('/model/Qwen/Qwen3-0.6B');
+  const rows = page.locator('#backends-table tbody tr');
+  assert.equal(await rows.count(), 2);
+  assert.match(await rows.nth(0).textContent(), /neuron.*2\.17\.1\.0\+5e6f7a8b.*5\.19\.0.*FAIL_COMPILE/);
+  assert.match(await rows.nth(1).textContent(), /cpu.*inductor 2\.13\.0.*PASS/);
+  assert.match(await page.locator('#meaning').textContent(), /PASS is about correctness.*32 greedy tokens at batch 1/);
+  await page.close();
+});
+
 test('phone width: the table and the model page fit', async () => {
   const phone = { width: 390, height: 844 };
   let page = await openPage('/', phone);
