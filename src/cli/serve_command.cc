@@ -7,13 +7,16 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "core/cache_dir.h"
 #include "core/log.h"
+#include "hub/hub_client.h"
 #include "serve/embedded_assets.h"
 #include "serve/http_server.h"
+#include "serve/rankings_refresher.h"
 #include "serve/space_reloader.h"
 #include "serve/space_service.h"
 #include "serve/space_sources.h"
@@ -22,6 +25,8 @@ namespace canrun::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr std::size_t kRankingsRefreshLimit = 100;  //!< models per task and sort
 
 struct ServeOptions {
   std::string data;
@@ -36,6 +41,7 @@ struct ServeOptions {
   std::size_t max_connections = 4096;
   unsigned threads = 0;
   double request_deadline_seconds = 10;
+  double refresh_rankings_seconds = 6 * 3600;
 };
 
 //! Lets this process hold as many sockets as its hard limit allows (the connection cap needs
@@ -63,7 +69,8 @@ serve::SourcePaths source_paths(const ServeOptions& options) {
   if (!options.rankings.empty()) {
     paths.rankings = options.rankings;
     log::info("rankings: {}", options.rankings);
-  } else if (const fs::path snapshots = default_rankings_dir(); fs::is_directory(snapshots)) {
+  } else if (const fs::path snapshots = default_rankings_dir();
+             fs::is_directory(snapshots) || options.refresh_rankings_seconds > 0) {
     paths.rankings = snapshots;
     log::info("rankings: {} (the last snapshots of canrun hub rankings)", snapshots.string());
   } else {
@@ -81,7 +88,16 @@ serve::SourcePaths source_paths(const ServeOptions& options) {
 }
 
 int run_serve(const ServeOptions& options) {
-  serve::SpaceSources sources(source_paths(options));
+  const serve::SourcePaths paths = source_paths(options);
+  std::optional<hub::HubConfig> hub_config;
+  if (options.refresh_rankings_seconds > 0) {
+    auto config = hub::HubConfig::from_environment();
+    if (!config.ok()) return report(config.error());
+    hub_config = *config;
+    std::error_code error;
+    fs::create_directories(*paths.rankings, error);  // where the refresh writes the snapshots
+  }
+  serve::SpaceSources sources(paths);
   auto index = sources.load();
   if (!index.ok()) return report(index.error());
   log::info("index: {} stacks, {} rows, {} ranked models, loaded in {:.3f} s",
@@ -125,7 +141,6 @@ int run_serve(const ServeOptions& options) {
                                 std::chrono::milliseconds(static_cast<std::int64_t>(
                                     std::max(0.05, options.reload_seconds) * 1000)));
   reloader_for_gauges = &reloader;
-
   serve::ServerLimits limits;
   limits.max_connections = options.max_connections;
   limits.threads = options.threads;
@@ -136,6 +151,16 @@ int run_serve(const ServeOptions& options) {
       [&service](const serve::HttpRequest& request) { return service.handle(request); });
   if (!server.ok()) return report(server.error());
   server_for_gauges = server->get();
+  std::optional<serve::RankingsRefresher> refresher;
+  if (hub_config) {
+    log::info("rankings: refreshed from {} now and every {:g} s", hub_config->endpoint,
+              options.refresh_rankings_seconds);
+    refresher.emplace(
+        *hub_config, *paths.rankings,
+        std::chrono::seconds(static_cast<std::int64_t>(options.refresh_rankings_seconds)),
+        kRankingsRefreshLimit);
+  }
+
   // The one line on stdout: scripts and tests read the port from it.
   std::cout << fmt::format("serving on http://{}:{}/", options.host, (*server)->port())
             << std::endl;
@@ -157,6 +182,7 @@ int run_serve(const ServeOptions& options) {
       break;
     }
   }
+  if (refresher) refresher->stop();
   reloader.stop();
   server_for_gauges = nullptr;
   (*server)->stop();
@@ -180,6 +206,12 @@ void register_serve_command(const CommandRegistry& registry) {
   serve->add_option("--backends", options->backends,
                     "Folder of backend profiles, for the cache prefetch commands (default: the "
                     "shipped backends/)");
+  serve
+      ->add_option("--refresh-rankings", options->refresh_rankings_seconds,
+                   "Seconds between refreshes of the rankings snapshots from the Hub while "
+                   "serving (0: never); an unreachable Hub keeps the snapshots")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   serve->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", options->port, "Port to listen on (0 picks a free one)")
       ->check(CLI::Range(0, 65535))

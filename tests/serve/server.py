@@ -12,7 +12,8 @@ class SpaceServer:
             [str(canrun_bin), "serve", *map(str, args), "--port", "0", "--host", "127.0.0.1",
              "--reload-interval", "0.2", "--exit-after", str(exit_after), *map(str, extra)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, NO_COLOR="1", **(env or {})))
+            # Offline unless a test says otherwise: serve refreshes rankings from the Hub.
+            env={**os.environ, "NO_COLOR": "1", "HF_HUB_OFFLINE": "1", **(env or {})})
         line = self.process.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         if not match:

@@ -104,6 +104,35 @@ def test_serve_given_only_a_dataset_uses_the_shipped_catalog_and_the_last_rankin
     assert f"catalog: {shipped}" in log and f"rankings: {rankings}" in log, log
 
 
+def test_rankings_are_refreshed_from_the_hub_while_serving_and_kept_when_it_is_gone(
+        canrun_bin, space_args, tmp_path):
+    sys.path.insert(0, str(Path(__file__).parents[1] / "hub"))
+    from hub_standin import HubStandIn, load_fixture
+    hub = HubStandIn(load_fixture("models.json")["models"], page_size=3, lifetime_s=120).start()
+    rankings = tmp_path / "rankings"  # empty: everything Trending shows comes from the refresh
+    args = ["--data", space_args[1], "--rankings", rankings, "--refresh-rankings", "3600"]
+    env = {"HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0"}
+    server = SpaceServer(canrun_bin, args, env=env)
+    try:
+        trending = lambda: get_json(server, "/api/models?view=trending&task=text-generation")[1]["total"]
+        assert server.wait_for(lambda: trending() > 0, timeout=20), server.process.stderr.read()
+        assert hub.requests_to("/api/models")
+        assert (rankings / "text-generation__trending.json").is_file()
+    finally:
+        server.stop()
+        hub.stop()
+    count = json.loads((rankings / "text-generation__trending.json").read_text())["models"]
+    # The Hub is gone: the snapshot is served, and the log says why it was kept.
+    server = SpaceServer(canrun_bin, args, env=env)
+    try:
+        status, body = get_json(server, "/api/models?view=trending&task=text-generation")
+        assert body["total"] == len(count) > 0
+        time.sleep(1)
+    finally:
+        server.stop()
+    assert "keeping the snapshot fetched at" in server.process.stderr.read()
+
+
 def test_tested_view_lists_every_row_of_the_stack_sortable(space):
     status, body = get_json(space, "/api/models?view=tested&task=text-generation&limit=100")
     assert status == 200 and body["view"] == "tested" and body["sort"] == "name"
