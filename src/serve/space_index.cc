@@ -77,52 +77,41 @@ std::string known_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::string_view view_name(View view) {
-  switch (view) {
-    case View::kSelected:
-      return "selected";
-    case View::kTrending:
-      return "trending";
-    case View::kDownloads:
-      return "downloads";
-    case View::kTested:
-      return "tested";
+namespace {
+
+// The API's names of the views and sorts, in the order the API lists them.
+constexpr std::pair<View, std::string_view> kViewNames[] = {{View::kSelected, "selected"},
+                                                            {View::kTrending, "trending"},
+                                                            {View::kDownloads, "downloads"},
+                                                            {View::kTested, "tested"}};
+constexpr std::pair<TestedSort, std::string_view> kSortNames[] = {
+    {TestedSort::kName, "name"},     {TestedSort::kVerdict, "verdict"},
+    {TestedSort::kCores, "cores"},   {TestedSort::kRuntime, "runtime"},
+    {TestedSort::kMemory, "memory"}, {TestedSort::kDecode, "decode"}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_in(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
+  for (const auto& [entry, name] : table) {
+    if (entry == value) return name;
   }
-  return "selected";
+  return table[0].second;
 }
 
-std::optional<View> parse_view(std::string_view text) {
-  for (View view : {View::kSelected, View::kTrending, View::kDownloads, View::kTested}) {
-    if (text == view_name(view)) return view;
+template <typename Enum, std::size_t N>
+std::optional<Enum> parse_in(const std::pair<Enum, std::string_view> (&table)[N],
+                             std::string_view text) {
+  for (const auto& [entry, name] : table) {
+    if (name == text) return entry;
   }
   return std::nullopt;
 }
 
-std::string_view sort_name(TestedSort sort) {
-  switch (sort) {
-    case TestedSort::kName:
-      return "name";
-    case TestedSort::kVerdict:
-      return "verdict";
-    case TestedSort::kCores:
-      return "cores";
-    case TestedSort::kRuntime:
-      return "runtime";
-    case TestedSort::kMemory:
-      return "memory";
-    case TestedSort::kDecode:
-      return "decode";
-  }
-  return "name";
-}
+}  // namespace
 
-std::optional<TestedSort> parse_sort(std::string_view text) {
-  for (TestedSort sort : {TestedSort::kName, TestedSort::kVerdict, TestedSort::kCores,
-                          TestedSort::kRuntime, TestedSort::kMemory, TestedSort::kDecode}) {
-    if (text == sort_name(sort)) return sort;
-  }
-  return std::nullopt;
-}
+std::string_view view_name(View view) { return name_in(kViewNames, view); }
+std::optional<View> parse_view(std::string_view text) { return parse_in(kViewNames, text); }
+std::string_view sort_name(TestedSort sort) { return name_in(kSortNames, sort); }
+std::optional<TestedSort> parse_sort(std::string_view text) { return parse_in(kSortNames, text); }
 
 StackVerdicts::StackVerdicts(dataset::StackKey key, std::vector<VerdictRow> rows)
     : key_(std::move(key)), rows_(std::move(rows)) {
