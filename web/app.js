@@ -97,35 +97,25 @@ function currentState() {
   return { screen: 'list', params };
 }
 
+// `path` with the named params that have a value, in that order, as its query.
+function urlWith(path, names, params) {
+  const query = new URLSearchParams();
+  for (const name of names) if (params[name]) query.set(name, params[name]);
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
 function listUrl(params) {
-  const query = new URLSearchParams();
-  for (const name of ['view', 'task', 'q', 'sort', ...STACK_PARAMS, 'page']) {
-    if (params[name] && (name !== 'sort' || params.view === 'tested')) query.set(name, params[name]);
-  }
-  const text = query.toString();
-  return text ? `/?${text}` : '/';
+  // The sort belongs to the Tested view only.
+  return urlWith('/', ['view', 'task', 'q', ...(params.view === 'tested' ? ['sort'] : []), ...STACK_PARAMS, 'page'], params);
 }
 
-function compareUrl(params) {
-  const query = new URLSearchParams();
-  for (const name of ['a', 'b', 'task']) if (params[name]) query.set(name, params[name]);
-  const text = query.toString();
-  return `/compare${text ? `?${text}` : ''}`;
-}
-
-function causesUrl(params) {
-  const query = new URLSearchParams();
-  for (const name of ['task', ...STACK_PARAMS]) if (params[name]) query.set(name, params[name]);
-  const text = query.toString();
-  return `/causes${text ? `?${text}` : ''}`;
-}
+const compareUrl = (params) => urlWith('/compare', ['a', 'b', 'task'], params);
+const causesUrl = (params) => urlWith('/causes', ['task', ...STACK_PARAMS], params);
 
 function modelUrl(id, params) {
   const [org, name] = id.split('/');
-  const query = new URLSearchParams();
-  for (const key of ['task', ...STACK_PARAMS]) if (params[key]) query.set(key, params[key]);
-  const text = query.toString();
-  return `/model/${encodeURIComponent(org)}/${encodeURIComponent(name)}${text ? `?${text}` : ''}`;
+  return urlWith(`/model/${encodeURIComponent(org)}/${encodeURIComponent(name)}`, ['task', ...STACK_PARAMS], params);
 }
 
 function navigate(url, { replace = false } = {}) {
@@ -319,8 +309,9 @@ async function renderList(state, token) {
   const params = state.params;
   const page = Math.max(1, parseInt(params.page || '1', 10) || 1);
   const query = new URLSearchParams();
-  for (const name of ['view', 'task', 'q', ...STACK_PARAMS]) if (params[name]) query.set(name, params[name]);
-  if (params.view === 'tested' && params.sort) query.set('sort', params.sort);
+  for (const name of ['view', 'task', 'q', ...(params.view === 'tested' ? ['sort'] : []), ...STACK_PARAMS]) {
+    if (params[name]) query.set(name, params[name]);
+  }
   query.set('offset', String((page - 1) * PAGE_SIZE));
   query.set('limit', String(PAGE_SIZE));
   await loadVersions();
@@ -551,9 +542,7 @@ function stackParams(stack) {
 
 async function renderCauses(state, token) {
   const params = state.params;
-  const query = new URLSearchParams();
-  for (const name of STACK_PARAMS) if (params[name]) query.set(name, params[name]);
-  const data = await getJson(`/api/causes?${query}`);
+  const data = await getJson(urlWith('/api/causes', STACK_PARAMS, params));
   if (token !== renderToken) return;
   const stack = data.stack;
   const listParams = stack ? { ...params, ...stackParams(stack) } : params;
@@ -580,7 +569,7 @@ async function renderCauses(state, token) {
 
 // --- compare two stacks -------------------------------------------------------------------
 
-//! The stack listed after `stack` (older) on its backend, else the stack itself.
+// The stack listed after `stack` (older) on its backend, else the stack itself.
 function previousStack(stack) {
   const stacks = stackOptions(stack.backend);
   const at = stacks.findIndex((item) => item.stem === stack.stem);

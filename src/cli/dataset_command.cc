@@ -301,19 +301,26 @@ int run_causes(const DatasetOptions& options) {
     only = *key;
   }
   const DatasetDir data(options.dir);
-  const auto snapshot = data.load_all();
-  for (const auto& problem : snapshot.problems) {
-    log::warning("skipped {}: {}", relative_name(problem.path, data), problem.problem);
-  }
-  if (only && std::none_of(snapshot.stacks.begin(), snapshot.stacks.end(),
-                           [&](const auto& stack) { return stack.key == *only; })) {
-    return report(not_found(fmt::format("--stack {}: no such stack in {}",
-                                        quote_for_message(options.stack), options.dir)));
+  // --stack: that file alone; else every stack file.
+  std::vector<std::pair<StackKey, std::vector<dataset::VerdictRow>>> stacks;
+  if (only) {
+    auto rows = data.read_stack(*only);
+    if (!rows.ok() && rows.error().code() != ErrorCode::kNotFound) return report(rows.error());
+    if (!rows.ok()) {
+      return report(not_found(fmt::format("--stack {}: no such stack in {}",
+                                          quote_for_message(options.stack), options.dir)));
+    }
+    stacks.emplace_back(*only, std::move(*rows));
+  } else {
+    auto snapshot = data.load_all();
+    for (const auto& problem : snapshot.problems) {
+      log::warning("skipped {}: {}", relative_name(problem.path, data), problem.problem);
+    }
+    for (auto& stack : snapshot.stacks) stacks.emplace_back(stack.key, std::move(stack.rows));
   }
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& stack : snapshot.stacks) {
-    if (only && stack.key != *only) continue;
-    const auto causes = dataset::failure_causes(stack.rows);
+  for (const auto& [key, rows] : stacks) {
+    const auto causes = dataset::failure_causes(rows);
     std::size_t failures = 0;
     for (const auto& cause : causes) failures += cause.count;
     if (options.json) {
@@ -325,10 +332,10 @@ int run_causes(const DatasetOptions& options) {
                          {"excerpt", cause.excerpt},
                          {"models", cause.models}});
       }
-      out.push_back({{"stack", stack.key.stem()}, {"failures", failures}, {"causes", items}});
+      out.push_back({{"stack", key.stem()}, {"failures", failures}, {"causes", items}});
       continue;
     }
-    std::cout << fmt::format("{}: {} failure{} in {} cause{}\n", stack.key.display(), failures,
+    std::cout << fmt::format("{}: {} failure{} in {} cause{}\n", key.display(), failures,
                              failures == 1 ? "" : "s", causes.size(),
                              causes.size() == 1 ? "" : "s");
     for (const auto& cause : causes) {

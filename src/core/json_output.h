@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -14,5 +15,11 @@ std::string to_json_text(const nlohmann::json& value, int indent = 2);
 
 //! Writes `value` and a newline to `out`.
 void print_json(std::ostream& out, const nlohmann::json& value);
+
+//! The value, or null when there is none: a nullable column or field.
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 
 }  // namespace canrun

@@ -166,6 +166,12 @@ std::string format_bytes(std::int64_t bytes) {
   return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& byte : out) byte = static_cast<char>(std::tolower(static_cast<unsigned char>(byte)));
+  return out;
+}
+
 std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t hash = 1469598103934665603ULL;
   for (unsigned char byte : text) hash = (hash ^ byte) * 1099511628211ULL;

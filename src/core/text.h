@@ -43,4 +43,7 @@ std::string format_bytes(std::int64_t bytes);
 //! FNV-1a, 64 bits: a stable (not secure) digest for cache file names and keys.
 std::uint64_t fnv1a(std::string_view text);
 
+//! `text` with ASCII letters lower-cased (other bytes as they are): model ids, module names.
+std::string ascii_lower(std::string_view text);
+
 }  // namespace canrun

@@ -3,14 +3,19 @@
 #include <cmath>
 #include <map>
 
+#include "core/json_output.h"
+
 namespace canrun::dataset {
 namespace {
 
 using RowKey = std::pair<std::string, std::string>;  // (model_id, task)
 
-std::map<RowKey, const VerdictRow*> rows_by_key(const std::vector<VerdictRow>& rows) {
+std::map<RowKey, const VerdictRow*> rows_by_key(const std::vector<VerdictRow>& rows,
+                                                std::string_view task) {
   std::map<RowKey, const VerdictRow*> by_key;
-  for (const VerdictRow& row : rows) by_key[{row.model_id, row.task}] = &row;
+  for (const VerdictRow& row : rows) {
+    if (task.empty() || row.task == task) by_key[{row.model_id, row.task}] = &row;
+  }
   return by_key;
 }
 
@@ -54,9 +59,9 @@ bool beyond(const std::optional<T>& from, const std::optional<T>& to, double rel
 }  // namespace
 
 StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to,
-                      const DiffThresholds& thresholds) {
-  const auto from_rows = rows_by_key(from);
-  const auto to_rows = rows_by_key(to);
+                      const DiffOptions& options) {
+  const auto from_rows = rows_by_key(from, options.task);
+  const auto to_rows = rows_by_key(to, options.task);
   std::map<RowKey, std::pair<const VerdictRow*, const VerdictRow*>> all;
   for (const auto& [key, row] : from_rows) all[key].first = row;
   for (const auto& [key, row] : to_rows) all[key].second = row;
@@ -99,12 +104,11 @@ StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<Ver
     }
     if (from_row->result != VerdictResult::kPass || to_row->result != VerdictResult::kPass)
       continue;
-    if (beyond(from_row->runtime_s, to_row->runtime_s, thresholds.relative,
-               thresholds.min_runtime_s)) {
+    if (beyond(from_row->runtime_s, to_row->runtime_s, options.relative, options.min_runtime_s)) {
       diff.run_time_changes.push_back(measure_change_of(key, *from_row, *to_row));
     }
     if (beyond(from_row->peak_device_memory_bytes, to_row->peak_device_memory_bytes,
-               thresholds.relative, 0.0)) {
+               options.relative, 0.0)) {
       diff.memory_changes.push_back(measure_change_of(key, *from_row, *to_row));
     }
   }
@@ -115,11 +119,6 @@ StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<Ver
 
 namespace canrun::dataset {
 namespace {
-
-template <typename T>
-nlohmann::json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
 
 nlohmann::json result_json(const std::optional<VerdictResult>& result) {
   return result ? nlohmann::json(to_string(*result)) : nlohmann::json(nullptr);
@@ -141,14 +140,14 @@ nlohmann::json measures_json(const std::vector<MeasureChange>& changes) {
   for (const auto& change : changes) {
     out.push_back({{"model_id", change.model_id},
                    {"task", change.task},
-                   {"from_cores", or_null(change.from_cores)},
-                   {"to_cores", or_null(change.to_cores)},
-                   {"from_parallelism", or_null(change.from_parallelism)},
-                   {"to_parallelism", or_null(change.to_parallelism)},
-                   {"from_runtime_s", or_null(change.from_runtime_s)},
-                   {"to_runtime_s", or_null(change.to_runtime_s)},
-                   {"from_memory_bytes", or_null(change.from_memory_bytes)},
-                   {"to_memory_bytes", or_null(change.to_memory_bytes)}});
+                   {"from_cores", optional_json(change.from_cores)},
+                   {"to_cores", optional_json(change.to_cores)},
+                   {"from_parallelism", optional_json(change.from_parallelism)},
+                   {"to_parallelism", optional_json(change.to_parallelism)},
+                   {"from_runtime_s", optional_json(change.from_runtime_s)},
+                   {"to_runtime_s", optional_json(change.to_runtime_s)},
+                   {"from_memory_bytes", optional_json(change.from_memory_bytes)},
+                   {"to_memory_bytes", optional_json(change.to_memory_bytes)}});
   }
   return out;
 }

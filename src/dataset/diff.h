@@ -38,10 +38,11 @@ struct MeasureChange {
 };
 
 //! How much a PASS's run time or peak memory must change to be listed: at least this share of
-//! the older value (and, for run time, at least min_runtime_s seconds).
-struct DiffThresholds {
+//! the older value (and, for run time, at least min_runtime_s seconds); and which rows count.
+struct DiffOptions {
   double relative = 0.2;
   double min_runtime_s = 1.0;
+  std::string task;  //!< only this task's rows; empty: every task
 };
 
 //! Each verdict change is in exactly one list, tried in this order. The plan and measurement
@@ -66,6 +67,6 @@ nlohmann::json diff_json(const StackDiff& diff);
 
 //! Compares by (model_id, task); every list is sorted by model id, then task.
 StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<VerdictRow>& to,
-                      const DiffThresholds& thresholds = {});
+                      const DiffOptions& options = {});
 
 }  // namespace canrun::dataset

@@ -57,7 +57,7 @@ TEST(DiffTest, ListsChangedPlansAndMeasurementsBeyondTheThreshold) {
   EXPECT_EQ(models(diff.run_time_changes), std::vector<std::string>{"org/slower"});
   EXPECT_EQ(models(diff.memory_changes), std::vector<std::string>{"org/leaner"});
   EXPECT_EQ(models(diff.regressions), std::vector<std::string>{"org/regressed-slower"});
-  const StackDiff strict = diff_stacks(from, to, {0.05, 0.1});
+  const StackDiff strict = diff_stacks(from, to, {0.05, 0.1, ""});
   EXPECT_EQ(models(strict.run_time_changes),
             (std::vector<std::string>{"org/a-bit-slower", "org/slower", "org/tiny-but-double"}));
 }

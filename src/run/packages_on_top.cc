@@ -16,12 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 //! PEP 503: lower case, runs of -_. as one '-'.
 std::string normalized_name(std::string_view name) {
   std::string out;
@@ -141,29 +135,27 @@ Result<Overlay> build_overlay(const stack::StackPython& python,
 }  // namespace
 
 std::vector<std::string> missing_modules(std::string_view error_text) {
+  // Each pattern captures one name, or a list of them (remote code's imports).
   static const std::regex kPatterns[] = {
       std::regex(R"(No module named '([A-Za-z_][\w.]*)')"),
       std::regex(R"(requires the ([A-Za-z_][\w.]*) library but it was not found)"),
       std::regex(R"(`([A-Za-z_][\w.]*)` is required)"),
+      std::regex(
+          R"(requires the following packages that were not found in your environment: ([\w.,\s-]+?)\.?(\n|$| Run))"),
   };
-  static const std::regex kList(
-      R"(requires the following packages that were not found in your environment: ([\w.,\s-]+?)\.?(\n|$| Run))");
+  static const std::regex kName(R"([A-Za-z_][\w.-]*)");
   std::vector<std::pair<std::size_t, std::string>> found;  // (position, name)
   const std::string text(error_text);
   for (const auto& pattern : kPatterns) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern);
          it != std::sregex_iterator(); ++it) {
-      found.emplace_back(static_cast<std::size_t>(it->position(1)), lowercase((*it)[1]));
-    }
-  }
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kList);
-       it != std::sregex_iterator(); ++it) {
-    static const std::regex kName(R"([A-Za-z_][\w.-]*)");
-    const std::string list = (*it)[1];
-    const auto at = static_cast<std::size_t>(it->position(1));
-    for (auto name = std::sregex_iterator(list.begin(), list.end(), kName);
-         name != std::sregex_iterator(); ++name) {
-      found.emplace_back(at + static_cast<std::size_t>(name->position()), lowercase(name->str()));
+      const std::string names = (*it)[1];
+      const auto at = static_cast<std::size_t>(it->position(1));
+      for (auto name = std::sregex_iterator(names.begin(), names.end(), kName);
+           name != std::sregex_iterator(); ++name) {
+        found.emplace_back(at + static_cast<std::size_t>(name->position()),
+                           ascii_lower(name->str()));
+      }
     }
   }
   std::stable_sort(found.begin(), found.end(),

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backend/profile.h"
+#include "core/json_output.h"
 #include "core/text.h"
 #include "dataset/causes.h"
 #include "dataset/diff.h"
@@ -26,17 +27,6 @@ std::string lookup_key(std::string_view model_id, std::string_view task) {
   key.append(model_id).push_back('\n');
   key.append(task);
   return key;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& byte : out) byte = static_cast<char>(std::tolower(static_cast<unsigned char>(byte)));
-  return out;
-}
-
-template <typename T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
 }
 
 json stack_json(const dataset::StackKey& key) {
@@ -182,8 +172,9 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
     if (const auto found = in.catalog.selected.find(task); found != in.catalog.selected.end()) {
       int rank = 0;
       for (const CuratedModel& model : found->second) {
-        selected.push_back({model.id, lower(model.id), ++rank, ranked(task, "downloads", model.id),
-                            ranked(task, "trending", model.id), model.note});
+        selected.push_back({model.id, ascii_lower(model.id), ++rank,
+                            ranked(task, "downloads", model.id), ranked(task, "trending", model.id),
+                            model.note});
       }
     }
     index->views_[{task, View::kTrending}];
@@ -197,7 +188,7 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
     int rank = 0;
     for (const RankedModel& model : snapshot.models) {
       const auto note = index->notes_.find(model.id);
-      entries.push_back({model.id, lower(model.id), ++rank,
+      entries.push_back({model.id, ascii_lower(model.id), ++rank,
                          ranked(snapshot.task, "downloads", model.id),
                          ranked(snapshot.task, "trending", model.id),
                          note == index->notes_.end() ? std::string() : note->second});
@@ -350,60 +341,63 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
   return out;
 }
 
+namespace {
+
+//! -1, 0 or 1: known values before unknown ones, then ascending (descending when asked).
+template <typename T>
+int compare_known(const std::optional<T>& a, const std::optional<T>& b, bool descending = false) {
+  if (a.has_value() != b.has_value()) return a.has_value() ? -1 : 1;
+  if (!a || *a == *b) return 0;
+  return (*a < *b) != descending ? -1 : 1;
+}
+
+}  // namespace
+
 std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery& query,
                                                               const std::string& task,
                                                               const StackVerdicts* stack) const {
-  std::vector<const VerdictRow*> rows;
+  struct Tested {
+    const VerdictRow* row;
+    ViewEntry entry;
+  };
+  std::vector<Tested> tested;
   if (stack) {
     for (const VerdictRow& row : stack->rows()) {
-      if (row.task == task) rows.push_back(&row);
+      if (row.task != task) continue;
+      ViewEntry entry;
+      entry.id = row.model_id;
+      entry.id_lower = ascii_lower(row.model_id);
+      if (const auto note = notes_.find(row.model_id); note != notes_.end())
+        entry.note = note->second;
+      tested.push_back({&row, std::move(entry)});
     }
   }
-  // Unknown values sort last: each key is (known?, value).
-  const auto ascending = [](const auto& a, const auto& b) {
-    if (a.has_value() != b.has_value()) return a.has_value();
-    return a.has_value() && *a < *b;
-  };
-  const auto equal = [](const auto& a, const auto& b) { return a == b; };
-  const auto before = [&](const VerdictRow* a, const VerdictRow* b) -> bool {
+  const auto key = [&](const VerdictRow& a, const VerdictRow& b) {
     switch (query.sort) {
       case TestedSort::kName:
-        break;
+        return 0;
       case TestedSort::kVerdict:
-        if (a->result != b->result) return a->result < b->result;
-        break;
+        return a.result == b.result ? 0 : a.result < b.result ? -1 : 1;
       case TestedSort::kCores:
-        if (!equal(a->cores, b->cores)) return ascending(a->cores, b->cores);
-        break;
+        return compare_known(a.cores, b.cores);
       case TestedSort::kRuntime:
-        if (!equal(a->runtime_s, b->runtime_s)) return ascending(a->runtime_s, b->runtime_s);
-        break;
+        return compare_known(a.runtime_s, b.runtime_s);
       case TestedSort::kMemory:
-        if (!equal(a->peak_device_memory_bytes, b->peak_device_memory_bytes))
-          return ascending(a->peak_device_memory_bytes, b->peak_device_memory_bytes);
-        break;
-      case TestedSort::kDecode: {
-        const auto neg = [](const std::optional<double>& v) {
-          return v ? std::optional<double>(-*v) : std::nullopt;
-        };
-        if (!equal(a->decode_tokens_per_s, b->decode_tokens_per_s))
-          return ascending(neg(a->decode_tokens_per_s), neg(b->decode_tokens_per_s));
-        break;
-      }
+        return compare_known(a.peak_device_memory_bytes, b.peak_device_memory_bytes);
+      case TestedSort::kDecode:
+        return compare_known(a.decode_tokens_per_s, b.decode_tokens_per_s, /*descending=*/true);
     }
-    return lower(a->model_id) < lower(b->model_id);
+    return 0;
   };
-  std::sort(rows.begin(), rows.end(), before);
+  std::sort(tested.begin(), tested.end(), [&](const Tested& a, const Tested& b) {
+    if (const int order = key(*a.row, *b.row); order != 0) return order < 0;
+    return a.entry.id_lower < b.entry.id_lower;
+  });
   std::vector<ViewEntry> entries;
-  entries.reserve(rows.size());
-  for (const VerdictRow* row : rows) {
-    ViewEntry entry;
-    entry.id = row->model_id;
-    entry.id_lower = lower(row->model_id);
-    entry.rank = static_cast<int>(entries.size()) + 1;
-    if (const auto note = notes_.find(row->model_id); note != notes_.end())
-      entry.note = note->second;
-    entries.push_back(std::move(entry));
+  entries.reserve(tested.size());
+  for (Tested& one : tested) {
+    one.entry.rank = static_cast<int>(entries.size()) + 1;
+    entries.push_back(std::move(one.entry));
   }
   return entries;
 }
@@ -431,14 +425,9 @@ Result<json> SpaceIndex::compare_json(const std::map<std::string, std::string>& 
     return bad_parameter("task", fmt::format("task {} is not known; known: {}",
                                              quote_for_message(task), known_list(tasks_)));
   }
-  const auto of_task = [&](const StackVerdicts& stack) {
-    std::vector<VerdictRow> rows;
-    for (const VerdictRow& row : stack.rows()) {
-      if (task.empty() || row.task == task) rows.push_back(row);
-    }
-    return rows;
-  };
-  json out = dataset::diff_json(dataset::diff_stacks(of_task(*a), of_task(*b)));
+  dataset::DiffOptions options;
+  options.task = task;
+  json out = dataset::diff_json(dataset::diff_stacks(a->rows(), b->rows(), options));
   out["a"] = stack_json(a->key());
   out["b"] = stack_json(b->key());
   out["task"] = task.empty() ? json(nullptr) : json(task);
@@ -505,7 +494,7 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
   const auto& entries = query.view == View::kTested ? tested
                         : found == views_.end()     ? kNoEntries
                                                     : found->second;
-  const std::string needle = lower(query.search);
+  const std::string needle = ascii_lower(query.search);
   json models = json::array();
   std::size_t total = 0;
   static const StackVerdicts kEmptyStack({}, {});

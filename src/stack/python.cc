@@ -26,13 +26,8 @@ std::string last_line(std::string text) {
 
 std::string default_python() {
   if (const char* env = std::getenv("CANRUN_PYTHON"); env != nullptr && *env != '\0') return env;
-  std::error_code error;
-  const auto exe = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto venv = exe.parent_path().parent_path() / ".venv" / "bin" / "python";
-    if (fs::exists(venv)) return venv.string();
-  }
-  return "python3";
+  const auto venv = executable_dir().parent_path() / ".venv" / "bin" / "python";
+  return fs::exists(venv) ? venv.string() : "python3";
 }
 
 bool is_safe_name(std::string_view text) {
@@ -60,7 +55,8 @@ Result<nlohmann::json> StackPython::ask(std::string_view what, std::string_view 
   spec.cwd = fs::temp_directory_path();
   auto outcome = launcher_.run(spec);
   if (!outcome.ok()) {
-    return outcome.error().with_context(fmt::format("asking {} {}", quote_for_message(python_), what));
+    return outcome.error().with_context(
+        fmt::format("asking {} {}", quote_for_message(python_), what));
   }
   if (outcome->exit_code != 0) {
     std::string tail = outcome->stderr_tail;
