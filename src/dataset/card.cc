@@ -56,6 +56,15 @@ df[df.model_id == "Qwen/Qwen3-0.6B"][
 ]
 ```
 
+The query the torch-neuronx model support Space publishes also works unchanged:
+`neuronx_cc` and `neuron_cores` are `compiler_version` and `cores` under that Space's names,
+set on rows of the `neuron` backend and null on every other, so they exist in every file
+without tying the schema to one backend.
+
+```python
+df[df.model_id == "Qwen/Qwen3-0.6B"][["neuronx_cc", "library", "library_version", "neuron_cores", "result"]]
+```
+
 DuckDB:
 
 ```sql

@@ -406,6 +406,10 @@ Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
       statuses[idx] = read_array(*chunks, columns[idx], rows);
     });
     for (const Status& status : statuses) CANRUN_RETURN_IF_ERROR(status);
+    // Derived columns a file predates read as what they derive from (fill_neuron_columns).
+    if (file_schema.version < kNeuronColumnsVersion) {
+      for (VerdictRow& row : rows) fill_neuron_columns(row);
+    }
     return StoredRows{std::move(rows), file_schema};
   } catch (const parquet::ParquetException& error) {
     return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));

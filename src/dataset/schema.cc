@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 37> kColumns = {{
+const std::array<ColumnSpec, 39> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -52,6 +52,14 @@ const std::array<ColumnSpec, 37> kColumns = {{
      "Set when a campaign ran the test again (--retry): true when the verdict changed from the "
      "one before (the row keeps the new one), false when it held; null when run once.",
      3},
+    {"neuronx_cc", &R::neuronx_cc,
+     "The neuronx-cc version when `compiler` is `neuronx-cc`, else null: `compiler_version` "
+     "under the name the torch-neuronx model support Space's published query reads.",
+     4},
+    {"neuron_cores", &R::neuron_cores,
+     "The NeuronCores used when `backend` is `neuron`, else null: `cores` under the name that "
+     "query reads.",
+     4},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

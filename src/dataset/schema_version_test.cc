@@ -4,6 +4,7 @@
 // columns that came later and with the metadata of the time.
 #include <arrow/api.h>
 #include <arrow/io/api.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
@@ -63,7 +64,8 @@ TablePtr with_version(TablePtr table, std::optional<std::string> version) {
 //! A version-1 file as canrun wrote it before versions were recorded: 34 columns, no key.
 std::string version1_file(const std::vector<VerdictRow>& rows) {
   return rewritten(*encode_parquet(rows), [](TablePtr table) {
-    return with_version(without_columns(table, {"judge_threshold", "judge_model", "flaky"}),
+    return with_version(without_columns(table, {"judge_threshold", "judge_model", "flaky", "neuronx_cc",
+                                                   "neuron_cores"}),
                         std::nullopt);
   });
 }
@@ -71,7 +73,8 @@ std::string version1_file(const std::vector<VerdictRow>& rows) {
 //! A version-2 file as canrun wrote it before versions were recorded: 36 columns, no key.
 std::string version2_file(const std::vector<VerdictRow>& rows) {
   return rewritten(*encode_parquet(rows), [](TablePtr table) {
-    return with_version(without_columns(table, {"flaky"}), std::nullopt);
+    return with_version(without_columns(table, {"flaky", "neuronx_cc", "neuron_cores"}),
+                        std::nullopt);
   });
 }
 
@@ -84,6 +87,7 @@ VerdictRow judged_row(std::string model_id, std::string library_version = "5.18.
   row.judge_score = -1.5;
   row.judge_threshold = -5.0;
   row.judge_model = "HuggingFaceTB/SmolLM2-135M-Instruct@24aa9a1";
+  fill_neuron_columns(row);
   return row;
 }
 
@@ -134,8 +138,11 @@ TEST(SchemaTable, VersionsAreConsistent) {
   EXPECT_EQ(std::count_if(verdict_columns().begin(), verdict_columns().end(),
                           [](const ColumnSpec& column) { return in_schema_version(column, 2); }),
             36);
-  EXPECT_EQ(verdict_columns().size(), 37u);
-  EXPECT_EQ(kCurrentSchemaVersion, 3);
+  EXPECT_EQ(std::count_if(verdict_columns().begin(), verdict_columns().end(),
+                          [](const ColumnSpec& column) { return in_schema_version(column, 3); }),
+            37);
+  EXPECT_EQ(verdict_columns().size(), 39u);
+  EXPECT_EQ(kCurrentSchemaVersion, 4);
 }
 
 TEST_F(SchemaVersionTest, CanrunRecordsTheCurrentVersion) {
@@ -177,7 +184,7 @@ TEST_F(SchemaVersionTest, ANewerVersionIsRefusedWithBothVersions) {
     EXPECT_EQ(error.code(), ErrorCode::kCorrupt);
     EXPECT_THAT(error.message(),
                 HasSubstr("written by a newer canrun: schema version 99, this canrun reads up "
-                          "to 3"));
+                          "to 4"));
   }
 }
 
@@ -247,12 +254,17 @@ TEST_F(SchemaVersionTest, UpsertUpgradesTheOlderFilesOfTheFolder) {
 TEST_F(SchemaVersionTest, UpsertRefusesAFileOfANewerVersionAndLeavesIt) {
   const fs::path path =
       put(key().file_name(), rewritten(*encode_parquet(std::vector<VerdictRow>{full_row()}),
-                                       [](TablePtr table) { return with_version(table, "4"); }));
+                                       [](TablePtr table) {
+                                         return with_version(
+                                             table, std::to_string(kCurrentSchemaVersion + 1));
+                                       }));
   const std::string before = *read_file(path);
   Status status = data().upsert({full_row("org/b")});
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.error().message(),
-              HasSubstr("written by a newer canrun: schema version 4, this canrun reads up to 3"));
+              HasSubstr(fmt::format("written by a newer canrun: schema version {}, this canrun "
+                                        "reads up to {}",
+                                        kCurrentSchemaVersion + 1, kCurrentSchemaVersion)));
   EXPECT_THAT(status.error().message(), HasSubstr("not overwriting it"));
   EXPECT_EQ(*read_file(path), before);
 }

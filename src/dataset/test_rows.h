@@ -46,6 +46,7 @@ inline VerdictRow full_row(std::string model_id = "Qwen/Qwen3-0.6B",
   row.started_at = at_seconds(1'764'688'800) + std::chrono::microseconds(123456);
   row.host = "trn2-node-1";
   row.canrun_version = "0.1.0";
+  fill_neuron_columns(row);
   return row;
 }
 

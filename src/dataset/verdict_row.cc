@@ -18,11 +18,26 @@ Error column_error(const VerdictRow& row, std::string_view column, const std::st
                                       quote_for_message(row.model_id, 100), row.task, column, why));
 }
 
+std::optional<std::string> neuronx_cc_of(const VerdictRow& row) {
+  if (row.compiler != "neuronx-cc") return std::nullopt;
+  return row.compiler_version;
+}
+
+std::optional<std::int32_t> neuron_cores_of(const VerdictRow& row) {
+  if (row.backend != "neuron") return std::nullopt;
+  return row.cores;
+}
+
 }  // namespace
 
 Result<StackKey> stack_key_of(const VerdictRow& row) {
   return StackKey::make(row.backend, row.compiler, row.compiler_version, row.library,
                         row.library_version);
+}
+
+void fill_neuron_columns(VerdictRow& row) {
+  row.neuronx_cc = neuronx_cc_of(row);
+  row.neuron_cores = neuron_cores_of(row);
 }
 
 Status check_row(const VerdictRow& row) {
@@ -85,6 +100,22 @@ Status check_row(const VerdictRow& row) {
                                     quote_for_message(row.stack, 60)));
   }
   if (row.canrun_version.empty()) return column_error(row, "canrun_version", "is empty");
+  // The derived columns agree with the ones they come from (fill_neuron_columns).
+  const auto text = [](const auto& value) {
+    return value ? fmt::format("{}", *value) : std::string("null");
+  };
+  const auto neuronx_cc = neuronx_cc_of(row);
+  if (row.neuronx_cc != neuronx_cc) {
+    return column_error(row, "neuronx_cc", fmt::format("is {}; with compiler {} it must be {}",
+                                                       text(row.neuronx_cc), row.compiler,
+                                                       text(neuronx_cc)));
+  }
+  const auto neuron_cores = neuron_cores_of(row);
+  if (row.neuron_cores != neuron_cores) {
+    return column_error(row, "neuron_cores", fmt::format("is {}; with backend {} it must be {}",
+                                                         text(row.neuron_cores), row.backend,
+                                                         text(neuron_cores)));
+  }
   return ok_status();
 }
 
@@ -111,6 +142,7 @@ void apply_storage_policy(VerdictRow& row) {
     row.error = fmt::format("[canrun: {} bytes cut from the start]\n{}", start,
                             std::string_view(text).substr(start));
   }
+  fill_neuron_columns(row);
   if (row.output_text && row.output_text->size() > kMaxOutputTextBytes) {
     const std::string& text = *row.output_text;
     const std::size_t end = utf8_boundary_at_or_before(text, kMaxOutputTextBytes);

@@ -53,6 +53,10 @@ struct VerdictRow {
   std::optional<double> judge_threshold;
   std::optional<std::string> judge_model;
   std::optional<bool> flaky;  //!< re-run by a campaign: whether the verdict changed
+  //! Derived (neuron_columns): compiler_version and cores under the names the original
+  //! torch-neuronx Space's query reads, set on neuron rows only.
+  std::optional<std::string> neuronx_cc;
+  std::optional<std::int32_t> neuron_cores;
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;
@@ -72,6 +76,10 @@ inline VerdictOutcome outcome_of(const VerdictRow& row) {
 //! The stack file a row belongs to, from its own columns.
 Result<StackKey> stack_key_of(const VerdictRow& row);
 
+//! Sets the derived columns from the others: `neuronx_cc` = compiler_version when the
+//! compiler is neuronx-cc, `neuron_cores` = cores when the backend is neuron; null otherwise.
+void fill_neuron_columns(VerdictRow& row);
+
 //! Checks one row against the dataset's rules: a valid model id and revision, an exclusion reason
 //! exactly when EXCLUDED, a known parallelism, non-negative measurements, `stack` a JSON object of
 //! strings. The error names the column and the value.
@@ -82,7 +90,8 @@ Status check_row(const VerdictRow& row);
 //   must be UTF-8 and a crashed process can print anything;
 // - `error` keeps its last kMaxErrorBytes (the end of a traceback says what went wrong),
 //   after a first line "[canrun: N bytes cut from the start]";
-// - `output_text` keeps its first kMaxOutputTextBytes, followed by "[canrun: N bytes cut]".
+// - `output_text` keeps its first kMaxOutputTextBytes, followed by "[canrun: N bytes cut]";
+// - the derived columns are set from the others (fill_neuron_columns).
 // Cuts fall on UTF-8 character boundaries.
 inline constexpr std::size_t kMaxErrorBytes = 64 * 1024;
 inline constexpr std::size_t kMaxOutputTextBytes = 64 * 1024;
