@@ -1,4 +1,5 @@
 """canrun dataset validate / show / diff / causes, and the dataset card, as a user meets them."""
+import ast
 import json
 import re
 
@@ -226,6 +227,14 @@ def test_diff_refuses_unknown_stacks(canrun, two_stacks):
     assert "--to is required" in required.stderr
 
 
+def run_snippet(code, scope):
+    """Runs Python as a notebook cell would: the statements, then the value of the last line."""
+    tree = ast.parse(code)
+    last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, "<card>", "exec"), scope)
+    return eval(compile(last, "<card>", "eval"), scope)
+
+
 def test_card_is_valid_markdown_with_hub_front_matter(two_stacks):
     card = (two_stacks / "README.md").read_text()
     assert card.startswith("---\n")
@@ -241,8 +250,15 @@ def test_card_is_valid_markdown_with_hub_front_matter(two_stacks):
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert headings == ["canrun results", "Stacks", "Columns", "Results", "How to query"]
     fences = [t for t in tokens if t.type == "fence"]
-    assert [f.info for f in fences] == ["python", "sql"]
+    assert [f.info for f in fences] == ["python", "python", "sql"]
     assert 'pd.read_parquet("DATASET/data")' in fences[0].content
+    # The card's pandas queries run as printed on this dataset: ours, then the torch-neuronx
+    # Space's (which reads the `df` of the first).
+    scope = {}
+    for fence in fences[:2]:
+        code = fence.content.replace("DATASET", str(two_stacks))
+        answer = run_snippet(code.replace("Qwen/Qwen3-0.6B", "org/regresses"), scope)
+        assert list(answer.columns)[-1] == "result" and len(answer) == 2, answer
     html = markdown_it.MarkdownIt("commonmark").enable("table").render(body)
     assert f"<code>{OLD_STEM}.parquet</code></td>" in html
     # stacks table: rows, PASS, not PASS, EXCLUDED per stack
