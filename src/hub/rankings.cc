@@ -8,6 +8,7 @@
 #include "core/json_fields.h"
 #include "core/model_id.h"
 #include "core/text.h"
+#include "hub/safetensors_header.h"
 
 namespace canrun::hub {
 
@@ -44,6 +45,43 @@ Status check_task_name(std::string_view task) {
   return ok_status();
 }
 
+namespace {
+
+//! The Hub's "safetensors": {"parameters": {DTYPE: n}, "total": n}.
+Status read_parameter_counts(const json& safetensors, std::string_view where,
+                             std::map<std::string, std::int64_t>& out) {
+  if (!safetensors.is_object()) {
+    return json_field_type_error(where, "safetensors", safetensors, "an object");
+  }
+  const auto parameters = safetensors.find("parameters");
+  if (parameters == safetensors.end() || parameters->is_null()) return ok_status();
+  if (!parameters->is_object()) {
+    return json_field_type_error(where, "safetensors.parameters", *parameters,
+                                 "an object of dtype → count");
+  }
+  for (const auto& [dtype, count] : parameters->items()) {
+    if (!count.is_number_integer() || count.get<std::int64_t>() < 0) {
+      return json_field_type_error(where, fmt::format("safetensors.parameters.{}", dtype), count,
+                                   "a non-negative integer");
+    }
+    out[dtype] = count.get<std::int64_t>();
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> RankedModel::weights_bytes() const {
+  if (parameters_by_dtype.empty()) return std::nullopt;
+  std::uint64_t bits = 0;
+  for (const auto& [dtype, count] : parameters_by_dtype) {
+    const auto size = safetensors_dtype_bits(dtype);
+    if (!size) return std::nullopt;
+    bits += static_cast<std::uint64_t>(count) * *size;
+  }
+  return (bits + 7) / 8;
+}
+
 Result<RankedModel> ranked_model_from_json(const json& value, std::string_view where) {
   if (!value.is_object()) {
     return corrupt(fmt::format("{}: {} where a model object belongs", where, value.type_name()));
@@ -64,6 +102,22 @@ Result<RankedModel> ranked_model_from_json(const json& value, std::string_view w
   CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "createdAt", model.created_at));
   CANRUN_RETURN_IF_ERROR(read_json_string(value, at, "lastModified", model.last_modified));
   CANRUN_RETURN_IF_ERROR(read_json_string_list(value, at, "tags", model.tags));
+  if (const auto safetensors = value.find("safetensors");
+      safetensors != value.end() && !safetensors->is_null()) {
+    CANRUN_RETURN_IF_ERROR(read_parameter_counts(*safetensors, at, model.parameters_by_dtype));
+  }
+  if (const auto config = value.find("config"); config != value.end() && !config->is_null()) {
+    if (!config->is_object()) return json_field_type_error(at, "config", *config, "an object");
+    const std::string in_config = fmt::format("{}, config", at);
+    CANRUN_RETURN_IF_ERROR(
+        read_json_string_list(*config, in_config, "architectures", model.architectures));
+    CANRUN_RETURN_IF_ERROR(read_json_string(*config, in_config, "model_type", model.model_type));
+    if (const auto quantization = config->find("quantization_config");
+        quantization != config->end() && quantization->is_object()) {
+      CANRUN_RETURN_IF_ERROR(read_json_string(*quantization, in_config + ".quantization_config",
+                                              "quant_method", model.quant_method));
+    }
+  }
   if (const auto gated = value.find("gated"); gated != value.end() && !gated->is_null()) {
     if (gated->is_boolean() && !gated->get<bool>()) {
       model.gated = "";
@@ -81,16 +135,29 @@ json ranked_model_to_json(const RankedModel& model) {
   const auto optional = [](const std::optional<std::string>& text) -> json {
     return text ? json(*text) : json(nullptr);
   };
-  return {{"id", model.id},
-          {"downloads", model.downloads},
-          {"likes", model.likes},
-          {"trendingScore", model.trending_score},
-          {"pipeline_tag", optional(model.pipeline_tag)},
-          {"library_name", optional(model.library_name)},
-          {"tags", model.tags},
-          {"gated", model.gated.empty() ? json(false) : json(model.gated)},
-          {"createdAt", model.created_at},
-          {"lastModified", model.last_modified}};
+  json out = {{"id", model.id},
+              {"downloads", model.downloads},
+              {"likes", model.likes},
+              {"trendingScore", model.trending_score},
+              {"pipeline_tag", optional(model.pipeline_tag)},
+              {"library_name", optional(model.library_name)},
+              {"tags", model.tags},
+              {"gated", model.gated.empty() ? json(false) : json(model.gated)},
+              {"createdAt", model.created_at},
+              {"lastModified", model.last_modified}};
+  if (!model.parameters_by_dtype.empty()) {
+    std::int64_t total = 0;
+    for (const auto& [dtype, count] : model.parameters_by_dtype) total += count;
+    out["safetensors"] = {{"parameters", model.parameters_by_dtype}, {"total", total}};
+  }
+  if (!model.architectures.empty() || model.model_type || model.quant_method) {
+    json config = json::object();
+    if (!model.architectures.empty()) config["architectures"] = model.architectures;
+    if (model.model_type) config["model_type"] = *model.model_type;
+    if (model.quant_method) config["quantization_config"] = {{"quant_method", *model.quant_method}};
+    out["config"] = std::move(config);
+  }
+  return out;
 }
 
 std::optional<std::string> next_link(std::string_view header) {

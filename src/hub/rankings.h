@@ -3,7 +3,10 @@
 // campaign and the Space read. Snapshot form (shared with them):
 //   {"task", "sort": "downloads"|"trending", "fetched_at": "YYYY-MM-DDTHH:MM:SSZ",
 //    "endpoint", "models": [{"id", "downloads", "likes", "trendingScore", "pipeline_tag",
-//    "library_name", "tags", "gated", "createdAt", "lastModified"}, ...]}   in rank order.
+//    "library_name", "tags", "gated", "createdAt", "lastModified", "safetensors", "config"},
+//    ...]}   in rank order. "safetensors" ({"parameters": {DTYPE: n}, "total"}) and "config"
+//    (the few fields the Hub lists: "architectures", "model_type", "quantization_config") are
+//    kept in the Hub's shape; snapshots written before they were fetched lack them, and read.
 //
 // Thread safety: free functions; fetch_rankings uses the client from one thread.
 #pragma once
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -46,6 +50,16 @@ struct RankedModel {
   std::string gated;                        //!< "" (false), "auto" or "manual"
   std::string created_at;                   //!< createdAt, as the Hub wrote it
   std::string last_modified;                //!< lastModified, as the Hub wrote it
+  //! safetensors.parameters: parameter count per safetensors dtype ("BF16" → n); empty when
+  //! the Hub listed none (no safetensors weights, or a snapshot older than the field).
+  std::map<std::string, std::int64_t> parameters_by_dtype;
+  std::vector<std::string> architectures;   //!< config.architectures
+  std::optional<std::string> model_type;    //!< config.model_type
+  std::optional<std::string> quant_method;  //!< config.quantization_config.quant_method
+
+  //! Bytes of the safetensors weights, from the parameter counts and their dtypes' sizes;
+  //! nullopt when there are no counts or a dtype is unknown.
+  std::optional<std::uint64_t> weights_bytes() const;
 };
 
 struct RankingsSnapshot {

@@ -27,8 +27,9 @@ Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task
   std::string url =
       fmt::format("{}/api/models?pipeline_tag={}&sort={}&limit={}", client.config().endpoint, task,
                   ranking_sort_key(sort), std::min(limit, kMaxPageSize));
-  for (const char* field : {"downloads", "likes", "trendingScore", "pipeline_tag", "library_name",
-                            "tags", "gated", "createdAt", "lastModified"}) {
+  for (const char* field :
+       {"downloads", "likes", "trendingScore", "pipeline_tag", "library_name", "tags", "gated",
+        "createdAt", "lastModified", "safetensors", "config"}) {
     url += fmt::format("&expand={}", field);
   }
   std::set<std::string> seen_urls;

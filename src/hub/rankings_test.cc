@@ -38,6 +38,41 @@ TEST(Rankings, SnapshotRoundTrips) {
   EXPECT_EQ(nlohmann::json::parse(text)["models"][0]["gated"], "auto");
 }
 
+TEST(Rankings, WeightsAndConfigFactsAreReadKeptAndOptional) {
+  // As the Hub lists them with expand=safetensors and expand=config.
+  const auto listed = ranked_model_from_json(nlohmann::json::parse(R"({
+      "id": "Qwen/Qwen3-30B-A3B", "safetensors": {"parameters": {"BF16": 1000, "F32": 10},
+      "total": 1010}, "config": {"architectures": ["Qwen3MoeForCausalLM"], "model_type":
+      "qwen3_moe", "tokenizer_config": {"eos_token": "x"}}})"),
+                                             "page 1");
+  ASSERT_TRUE(listed.ok()) << listed.error().message();
+  EXPECT_EQ(listed->weights_bytes(), 1000u * 2 + 10u * 4);
+  EXPECT_EQ(listed->architectures, std::vector<std::string>{"Qwen3MoeForCausalLM"});
+  EXPECT_EQ(listed->model_type, "qwen3_moe");
+  EXPECT_EQ(listed->quant_method, std::nullopt);
+  const auto kept = ranked_model_from_json(ranked_model_to_json(*listed), "snapshot");
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_EQ(kept->parameters_by_dtype, listed->parameters_by_dtype);
+  EXPECT_EQ(kept->model_type, "qwen3_moe");
+
+  // A snapshot from before these fields: read, with no weights known.
+  const auto older = ranked_model_from_json(nlohmann::json::parse(R"({"id": "a/b"})"), "old");
+  ASSERT_TRUE(older.ok());
+  EXPECT_EQ(older->weights_bytes(), std::nullopt);
+  // A dtype safetensors lacks: no size rather than a wrong one.
+  const auto odd = ranked_model_from_json(
+      nlohmann::json::parse(R"({"id": "a/b", "safetensors": {"parameters": {"Q4": 5}}})"), "p");
+  ASSERT_TRUE(odd.ok());
+  EXPECT_EQ(odd->weights_bytes(), std::nullopt);
+  const auto bad = ranked_model_from_json(
+      nlohmann::json::parse(R"({"id": "a/b", "safetensors": {"parameters": {"BF16": "x"}}})"),
+      "page 2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message(),
+              HasSubstr("field \"safetensors.parameters.BF16\" holds string where a "
+                        "non-negative integer belongs"));
+}
+
 TEST(Rankings, SnapshotsNeedAFetchTimeASystemClockHolds) {
   // Found by model_facts_fuzz: a far year overflowed system_clock's nanoseconds (UBSan).
   const auto far = snapshot_from_json_text(

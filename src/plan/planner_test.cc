@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.h"
 #include "core/toml_file.h"
+#include "plan/predict.h"
 
 namespace canrun::plan {
 namespace {
@@ -79,6 +80,52 @@ TEST(PlannerGoldenTest, EveryCaseGetsItsExpectedPlan) {
     }
     EXPECT_FALSE(plan.why.empty());
   }
+}
+
+// What the Hub lists (weights, model type) predicts the planner's plan wherever the facts it
+// lacks (head and expert counts, the expert share) do not decide it.
+TEST(PredictTest, AgreesWithThePlannerOnEveryGoldenCaseItCanDecide) {
+  int decided = 0;
+  for (const GoldenCase& golden : load_golden()) {
+    const PlannedShards plan = plan_model(golden.facts, golden.support, golden.topology);
+    const PredictedPlan predicted = predict_plan(
+        golden.facts.weights_bytes, golden.facts.model_type, golden.support, golden.topology);
+    SCOPED_TRACE(golden.name + " → " + predicted.why);
+    EXPECT_FALSE(predicted.why.empty());
+    // Head or expert counts that do not divide passed a degree over.
+    const bool counts_decide = plan.why.find("do not divide") != std::string::npos;
+    if (golden.facts.num_experts.value_or(0) > 0 || counts_decide) continue;
+    if (plan.placed && plan.parallelism == Parallelism::kExpert) continue;
+    ++decided;
+    EXPECT_EQ(predicted.placed, plan.placed);
+    EXPECT_EQ(predicted.exclusion, plan.exclusion);
+    if (plan.placed) {
+      EXPECT_EQ(predicted.cores, plan.cores);
+      EXPECT_EQ(predicted.parallelism, std::string(to_string(plan.parallelism)));
+    }
+  }
+  EXPECT_GE(decided, 6);
+}
+
+TEST(PredictTest, LeavesOpenWhatTheListingCannotDecide) {
+  backend::Topology neuron{4, 16, 24.0, 2.0, {1, 2, 4, 8, 16}, 16};
+  const std::uint64_t llama70 = 141107412992;
+  const PredictedPlan unprobed = predict_plan(llama70, "llama", std::nullopt, neuron);
+  EXPECT_TRUE(unprobed.placed);
+  EXPECT_EQ(unprobed.cores, 8);
+  EXPECT_EQ(unprobed.parallelism, std::nullopt);
+  EXPECT_THAT(unprobed.why, HasSubstr("whether this stack can shard llama was never probed"));
+  const PredictedPlan ep_only =
+      predict_plan(llama70, "mixtral", ParallelSupport{true, false, true, "5.18.0"}, neuron);
+  EXPECT_EQ(ep_only.parallelism, std::nullopt);
+  EXPECT_THAT(ep_only.why, HasSubstr("at least 8 cores, expert parallel if its experts divide"));
+  const PredictedPlan none =
+      predict_plan(llama70, "gptj", ParallelSupport{true, false, false, "5.18.0"}, neuron);
+  EXPECT_FALSE(none.placed);
+  EXPECT_EQ(none.exclusion, "no_parallel_plan");
+  const PredictedPlan huge = predict_plan(811706777600, "llama", std::nullopt, neuron);
+  EXPECT_EQ(huge.exclusion, "too_large");
+  EXPECT_THAT(huge.why, HasSubstr("do not fit even 16 cores"));
 }
 
 TEST(PlannerTest, ExplanationsSayWhy) {
