@@ -231,8 +231,18 @@ function controls(params, data) {
       (value) => navigate(listUrl({ ...params, backend, compiler_version: stack.compiler_version, library_version: value, page: '' }))));
 }
 
+// A plan predicted for a model not tested on the stack (from the Hub's parameter counts and the
+// stack's parallel plans): shown apart from verdicts, always labelled "predicted".
+function predictedText(predicted) {
+  if (predicted.exclusion) return `predicted: ${REASON_TEXT[predicted.exclusion] || predicted.exclusion}`;
+  const open = predicted.parallelism === null && predicted.cores > 1;
+  const how = open ? ' · TP or EP' : (predicted.parallelism && predicted.parallelism !== 'none' ? ` · ${predicted.parallelism}` : '');
+  return `predicted: ${predicted.cores} core${predicted.cores === 1 ? '' : 's'}${how}`;
+}
+
 function verdictCell(model) {
   const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class));
+  if (model.predicted) cell.append(h('span', { class: 'predicted', title: model.predicted.why }, predictedText(model.predicted)));
   if (model.status === 'EXCLUDED') {
     const reason = model.exclusion_reason ? (REASON_TEXT[model.exclusion_reason] || model.exclusion_reason) : '';
     cell.append(h('span', { class: 'reason', title: model.exclusion_why || '' }, reason));
@@ -283,7 +293,8 @@ function modelsTable(data, params) {
       h('a', { href: modelUrl(model.id, { ...params, task: data.task }), 'data-nav': true, class: 'model-link' }, model.id),
       model.note ? h('span', { class: 'note' }, model.note) : null),
     verdictCell(model),
-    h('td', { class: 'num col-cores' }, model.cores ?? '—'),
+    h('td', { class: 'num col-cores' }, model.cores ?? (model.predicted?.cores
+      ? h('span', { class: 'predicted', title: `predicted: ${model.predicted.why}` }, `~${model.predicted.cores}`) : '—')),
     h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
     h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
     lastCell(model)));
@@ -479,7 +490,10 @@ async function renderModel(state, token) {
     notices.push(h('p', { class: 'notice excluded' }, h('strong', {}, `Excluded: ${REASON_TEXT[reason] || reason || ''}. `), data.exclusion?.why || ''));
   }
   if (!verdict && data.status === 'not tested') {
-    notices.push(h('p', { class: 'notice' }, 'Not tested on this stack yet.'));
+    notices.push(h('p', { class: 'notice' }, 'Not tested on this stack yet.',
+      data.predicted ? [' ', h('span', { class: 'predicted-plan', id: 'predicted-plan' },
+        `${predictedText(data.predicted)[0].toUpperCase()}${predictedText(data.predicted).slice(1)} — ${data.predicted.why} `,
+        'A prediction from the Hub’s parameter counts, not a verdict.')] : null));
   }
   if (verdict?.error) {
     notices.push(h('div', { class: 'error-text' }, h('h3', {}, 'Error'), h('pre', { id: 'error-text', tabindex: '0' }, verdict.error)));

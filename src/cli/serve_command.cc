@@ -33,6 +33,7 @@ struct ServeOptions {
   std::string rankings;
   std::string catalog;
   std::string backends;
+  std::string cache;
   std::string web;
   std::string host = "127.0.0.1";
   int port = 7860;
@@ -84,6 +85,9 @@ serve::SourcePaths source_paths(const ServeOptions& options) {
   } else {
     paths.backends = shipped_dir("backends").value_or("backends");
   }
+  paths.stack_cache =
+      (options.cache.empty() ? default_cache_dir() : fs::path(options.cache)) / "stack";
+  log::info("stack answers for predicted plans: {}", paths.stack_cache->string());
   return paths;
 }
 
@@ -212,6 +216,10 @@ void register_serve_command(const CommandRegistry& registry) {
                    "serving (0: never); an unreachable Hub keeps the snapshots")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
+  serve->add_option("--cache", options->cache,
+                    "canrun's cache folder, whose stack answers (which model types each "
+                    "transformers version can shard) make the predicted plans (default: "
+                    "$CANRUN_CACHE)");
   serve->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", options->port, "Port to listen on (0 picks a free one)")
       ->check(CLI::Range(0, 65535))

@@ -12,6 +12,7 @@
 #include "dataset/causes.h"
 #include "dataset/diff.h"
 #include "dataset/row_json.h"
+#include "plan/predict.h"
 #include "serve/version_order.h"
 #include "task/task.h"
 
@@ -338,7 +339,29 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
       out[key] = nullptr;
     }
   }
+  out["predicted"] = row || exclusion ? json(nullptr) : predicted_plan_json(numbers, stack.key());
   return out;
+}
+
+json SpaceIndex::predicted_plan_json(const RankedModel* listed,
+                                     const dataset::StackKey& stack) const {
+  if (!listed) return nullptr;
+  const auto weights = listed->weights_bytes();
+  const auto topology = inputs_.topologies.find(stack.backend);
+  if (!weights || topology == inputs_.topologies.end()) return nullptr;
+  const std::string model_type = listed->model_type.value_or("");
+  std::optional<stack::ParallelSupport> support;
+  if (const auto found = inputs_.parallel_support.find({stack.library_version, model_type});
+      found != inputs_.parallel_support.end()) {
+    support = found->second;
+  }
+  const plan::PredictedPlan plan =
+      plan::predict_plan(*weights, model_type, support, topology->second);
+  return json{{"cores", plan.placed ? json(plan.cores) : json(nullptr)},
+              {"parallelism", optional_json(plan.parallelism)},
+              {"exclusion", plan.exclusion.empty() ? json(nullptr) : json(plan.exclusion)},
+              {"weights_bytes", *weights},
+              {"why", plan.why}};
 }
 
 namespace {
@@ -608,6 +631,8 @@ Result<json> SpaceIndex::model_json(const ModelId& id,
                                 row ? row->compiler_version : stack->key().compiler_version);
   }
   put_status(out, row, exclusion.has_value());
+  out["predicted"] = row || exclusion || !stack ? json(nullptr)
+                                                : predicted_plan_json(numbers, stack->key());
   out["prefetch_command"] = prefetch ? json(*prefetch) : json(nullptr);
   if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
 

@@ -15,11 +15,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/profile.h"
 #include "core/model_id.h"
 #include "core/result.h"
 #include "dataset/stack_key.h"
 #include "dataset/verdict_row.h"
 #include "serve/rankings.h"
+#include "stack/parallel_support.h"
 
 namespace canrun::serve {
 
@@ -65,6 +67,10 @@ struct IndexInputs {
   CatalogFacts catalog;
   //! backend → prefetch command template with {compiler_version}; absent: no public cache.
   std::map<std::string, std::string> prefetch_templates;
+  //! backend → its profile's topology, for the predicted plans of untested models.
+  std::map<std::string, backend::Topology> topologies;
+  //! What each transformers version is known to offer per model type (the probe cache).
+  stack::ParallelSupportTable parallel_support;
 };
 
 //! Selected, Trending, Downloads: curated or ranked lists joined with verdicts. Tested: every
@@ -130,6 +136,11 @@ class SpaceIndex {
                                              const std::string& library_version) const;
   nlohmann::json entry_json(const ViewEntry& entry, const std::string& task,
                             const StackVerdicts& stack) const;
+  //! The plan the planner would choose for an untested ranked model on `stack`, from what the
+  //! Hub lists (plan/predict.h); null when the listing lacks its weights or the backend's
+  //! profile is not loaded.
+  nlohmann::json predicted_plan_json(const RankedModel* listed,
+                                     const dataset::StackKey& stack) const;
   //! The Tested view's entries for the stack and task, searched and sorted.
   std::vector<ViewEntry> tested_entries(const ModelsQuery& query, const std::string& task,
                                         const StackVerdicts* stack) const;

@@ -110,6 +110,58 @@ TEST(SpaceIndex, DownloadsViewJoinsRankingsWithVerdictsAndExclusions) {
   EXPECT_EQ(out["models"][3]["status"], "not tested");
 }
 
+// Untested ranked models get the plan the planner would choose on the selected stack, from the
+// Hub's parameter counts and what that stack's transformers offers; tested, excluded or
+// unlisted ones get none.
+TEST(SpaceIndex, UntestedRankedModelsGetAPredictedPlanForTheStack) {
+  IndexInputs inputs;
+  inputs.stacks.push_back(stack_of({row_on("Qwen/Qwen3-0.6B", "2.16.372.0", "PASS")}));
+  RankingSnapshot downloads =
+      ranking("downloads", {"Qwen/Qwen3-0.6B", "org/small", "org/big-llama", "org/big-gptj",
+                            "org/huge", "org/unlisted-weights", "org/big-unprobed"});
+  const auto list = [&](std::size_t idx, std::int64_t bf16, std::string model_type) {
+    downloads.models[idx].parameters_by_dtype["BF16"] = bf16;
+    downloads.models[idx].model_type = std::move(model_type);
+  };
+  list(0, 600'000'000, "qwen3");
+  list(1, 1'000'000'000, "llama");      // 2 GB: one core
+  list(2, 70'000'000'000, "llama");     // 140 GB: 8 cores of 22 GiB, TP
+  list(3, 20'000'000'000, "gptj");      // 40 GB: no TP plan
+  list(4, 1'000'000'000'000, "llama");  // 2 TB: too large
+  list(6, 20'000'000'000, "mistral");   // never probed
+  inputs.rankings.push_back(std::move(downloads));
+  inputs.topologies["neuron"] = backend::Topology{4, 16, 24.0, 2.0, {1, 2, 4, 8, 16}, 16};
+  const std::string version = full_row().library_version;
+  inputs.parallel_support[{version, "llama"}] = {true, true, false, version};
+  inputs.parallel_support[{version, "gptj"}] = {true, false, false, version};
+  const auto index = SpaceIndex::build(std::move(inputs));
+  ModelsQuery query;
+  query.view = View::kDownloads;
+  const json out = models(*index, query);
+  ASSERT_EQ(out["models"].size(), 7u);
+  const auto predicted = [&](std::size_t idx) { return out["models"][idx]["predicted"]; };
+  EXPECT_TRUE(predicted(0).is_null());  // tested: its verdict, not a prediction
+  EXPECT_EQ(predicted(1)["cores"], 1);
+  EXPECT_EQ(predicted(1)["parallelism"], "none");
+  EXPECT_EQ(predicted(2)["cores"], 8);
+  EXPECT_EQ(predicted(2)["parallelism"], "tp");
+  EXPECT_EQ(predicted(2)["weights_bytes"], 140'000'000'000);
+  EXPECT_EQ(predicted(3)["exclusion"], "no_parallel_plan");
+  EXPECT_TRUE(predicted(3)["cores"].is_null());
+  EXPECT_EQ(predicted(4)["exclusion"], "too_large");
+  EXPECT_TRUE(predicted(5).is_null());  // the Hub listed no parameter counts
+  EXPECT_EQ(predicted(6)["cores"], 2);
+  EXPECT_TRUE(predicted(6)["parallelism"].is_null());
+  EXPECT_NE(predicted(6)["why"].get<std::string>().find("never probed"), std::string::npos);
+  for (std::size_t idx = 1; idx < 7; ++idx) EXPECT_EQ(out["models"][idx]["status"], "not tested");
+
+  // The model page of an untested model says the same.
+  const auto page = index->model_json(*ModelId::parse("org/big-llama"), {});
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  EXPECT_EQ((*page)["predicted"]["cores"], 8);
+  EXPECT_TRUE((*index->model_json(*ModelId::parse("Qwen/Qwen3-0.6B"), {}))["predicted"].is_null());
+}
+
 TEST(SpaceIndex, SearchIsACaseInsensitiveSubstringAndPagesCount) {
   const auto index = sample_index();
   ModelsQuery query;

@@ -16,12 +16,6 @@
 namespace canrun::serve {
 namespace fs = std::filesystem;
 
-Result<std::optional<std::string>> read_prefetch_template(const fs::path& profile) {
-  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile loaded, backend::load_profile(profile));
-  if (loaded.cache_prefetch.empty()) return std::optional<std::string>();
-  return std::optional<std::string>(loaded.cache_prefetch);
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -74,6 +68,15 @@ std::string SpaceSources::side_files_signature() const {
     out += "exclusions:" + stamp_text(*paths_.catalog / "exclusions.toml") + "|";
   }
   out += "backends:" + folder_signature(paths_.backends, ".toml");
+  if (paths_.stack_cache) {
+    // A campaign that probes a new model type adds a file to its version's parallel/ folder.
+    std::error_code error;
+    for (fs::directory_iterator it(*paths_.stack_cache, error), end; !error && it != end;
+         it.increment(error)) {
+      out += "|" + it->path().filename().string() + ":" +
+             folder_signature(it->path() / "parallel", ".json");
+    }
+  }
   return out;
 }
 
@@ -118,20 +121,26 @@ Status SpaceSources::load_side_inputs() {
     }
   }
   std::map<std::string, std::string> templates;
+  std::map<std::string, backend::Topology> topologies;
   std::error_code error;
   for (fs::directory_iterator it(paths_.backends, error), end; !error && it != end;
        it.increment(error)) {
     if (it->path().extension() != ".toml") continue;
-    auto prefetch = read_prefetch_template(it->path());
-    if (!prefetch.ok()) {
-      log::warning("{}", prefetch.error().message());
+    auto profile = backend::load_profile(it->path());
+    if (!profile.ok()) {
+      log::warning("{}", profile.error().message());
       continue;
     }
-    if (*prefetch) templates.emplace(it->path().stem().string(), **prefetch);
+    const std::string name = it->path().stem().string();
+    if (!profile->cache_prefetch.empty()) templates.emplace(name, profile->cache_prefetch);
+    topologies.emplace(name, profile->topology);
   }
+  if (paths_.stack_cache)
+    parallel_support_ = stack::read_cached_parallel_support(*paths_.stack_cache);
   rankings_ = std::move(rankings);
   catalog_ = std::move(catalog);
   prefetch_templates_ = std::move(templates);
+  topologies_ = std::move(topologies);
   return ok_status();
 }
 
@@ -141,6 +150,8 @@ std::shared_ptr<const SpaceIndex> SpaceSources::build_index() {
   inputs.rankings = rankings_;
   inputs.catalog = catalog_;
   inputs.prefetch_templates = prefetch_templates_;
+  inputs.topologies = topologies_;
+  inputs.parallel_support = parallel_support_;
   return SpaceIndex::build(std::move(inputs));
 }
 

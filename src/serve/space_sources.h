@@ -1,6 +1,6 @@
 // Where the Space's index comes from, and how it is (re)built: the dataset's stack files, the
-// rankings snapshots, the catalog (curated list, exclusions) and the backend profiles' cache
-// prefetch commands.
+// rankings snapshots, the catalog (curated list, exclusions), the backend profiles (cache
+// prefetch commands, topologies) and the stack answers behind predicted plans.
 //
 // Reloads are incremental: only stack files whose (size, mtime, inode) changed are read again,
 // the others are shared with the previous index. A file that cannot be read on a reload (a
@@ -27,11 +27,10 @@ struct SourcePaths {
   std::optional<std::filesystem::path> rankings;  //!< DIR of <task>__<sort>.json
   std::optional<std::filesystem::path> catalog;   //!< DIR of selected.toml, exclusions.toml
   std::filesystem::path backends = "backends";    //!< DIR of <backend>.toml
+  //! The stack answers canrun keeps (StackPython's cache: transformers-<v>/parallel/*.json),
+  //! for predicted plans; absent: predictions leave the parallelism open.
+  std::optional<std::filesystem::path> stack_cache;
 };
-
-//! The cache prefetch command template of a backend profile ([cache] prefetch), if it has one.
-//! kNotFound when the profile file does not exist; an error naming the file for bad TOML.
-Result<std::optional<std::string>> read_prefetch_template(const std::filesystem::path& profile);
 
 class SpaceSources {
  public:
@@ -70,6 +69,8 @@ class SpaceSources {
   std::vector<RankingSnapshot> rankings_;
   CatalogFacts catalog_;
   std::map<std::string, std::string> prefetch_templates_;
+  std::map<std::string, backend::Topology> topologies_;
+  stack::ParallelSupportTable parallel_support_;
   std::string side_signature_;
   std::uint64_t reloads_ = 0;
   std::uint64_t reload_failures_ = 0;

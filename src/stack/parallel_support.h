@@ -7,7 +7,10 @@
 // Thread safety: as StackPython (concurrent probes of one key both write the same file).
 #pragma once
 
+#include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "core/result.h"
 #include "stack/python.h"
@@ -28,5 +31,13 @@ struct ParallelSupport {
 Result<ParallelSupport> probe_parallel_support(const StackPython& python,
                                                const std::string& library_version,
                                                const std::string& model_type);
+
+//! (transformers version, model type) → the cached answer.
+using ParallelSupportTable = std::map<std::pair<std::string, std::string>, ParallelSupport>;
+
+//! Every answer cached under `cache_root` (StackPython's cache folder), read without starting
+//! any Python: for the Space's predicted plans. Unreadable files are skipped; a missing folder
+//! is an empty table.
+ParallelSupportTable read_cached_parallel_support(const std::filesystem::path& cache_root);
 
 }  // namespace canrun::stack
