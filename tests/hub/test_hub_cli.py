@@ -60,9 +60,18 @@ def test_rankings_follow_link_pages_in_fixture_order(hub, standin, sort, key):
     assert abs((datetime.utcnow() - fetched).total_seconds()) < 60
     assert [m["id"] for m in snapshot["models"]] == expected
     first = next(m for m in FIXTURE_MODELS if m["id"] == expected[0])
-    assert snapshot["models"][0] == {k: first[k] for k in (
+    listed = {k: first[k] for k in (
         "id", "downloads", "likes", "trendingScore", "pipeline_tag", "library_name", "tags",
-        "gated", "createdAt", "lastModified")}
+        "gated", "createdAt", "lastModified", "safetensors") if k in first}
+    # The config's facts a plan needs, in the Hub's shape; the rest of the listed config is not
+    # kept (it can be long, e.g. a chat template).
+    if "config" in first:
+        listed["config"] = {k: first["config"][k] for k in ("architectures", "model_type")}
+    assert snapshot["models"][0] == listed
+    # Every listed parameter count is kept; a model listed without any has none.
+    fixture = {m["id"]: m for m in FIXTURE_MODELS}
+    for model in snapshot["models"]:
+        assert model.get("safetensors") == fixture[model["id"]].get("safetensors"), model["id"]
 
 
 def test_rankings_all_pages_when_the_limit_exceeds_them(hub):

@@ -231,6 +231,35 @@ test('bad parameters in a shared URL show the server error, as text', async () =
   await page.close();
 });
 
+test('Downloads shows predicted plans for untested models, apart from verdicts', async () => {
+  const page = await openPage('/?view=downloads&q=community-1');
+  await page.waitForFunction(() => document.querySelectorAll('table.models tbody tr').length > 5);
+  const rowOf = (id) => page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) });
+  const predicted = async (id) => (await rowOf(id).locator('.verdict-cell .predicted').allTextContents()).join('');
+  assert.equal(await predicted('community-12/tiny-model-12'), 'predicted: 8 cores · tp');
+  assert.equal(await rowOf('community-12/tiny-model-12').locator('.col-cores').textContent(), '~8');
+  assert.equal(await predicted('community-13/tiny-model-13'), 'predicted: 4 cores · TP or EP');
+  assert.equal(await predicted('community-14/tiny-model-14'), 'predicted: no parallel plan');
+  assert.equal(await predicted('community-15/tiny-model-15'), 'predicted: too large');
+  // Every predicted row still says Not tested; tested rows carry no prediction.
+  for (const id of ['community-12/tiny-model-12', 'community-15/tiny-model-15']) {
+    assert.equal(await rowOf(id).locator('.badge').textContent(), 'Not tested');
+  }
+  assert.equal(await rowOf('community-11/tiny-model-11').locator('.predicted').count(), 0);
+  assert.match(await rowOf('community-12/tiny-model-12').locator('.verdict-cell .predicted').getAttribute('title'),
+    /transformers 5\.19\.0 has a TP plan for llama/);
+  await page.screenshot({ path: join(artifacts, 'predicted-laptop.png'), fullPage: true });
+  await page.getByRole('link', { name: 'community-12/tiny-model-12', exact: true }).click();
+  await page.waitForURL(/\/model\/community-12/);
+  await settled(page);
+  assert.match(await page.locator('#predicted-plan').textContent(), /^Predicted: 8 cores · tp — .* not a verdict\.$/);
+  await page.close();
+  const phone = await openPage('/?view=downloads&q=community-1', { width: 390, height: 844 });
+  await phone.waitForFunction(() => document.querySelectorAll('table.models tbody tr').length > 5);
+  await phone.screenshot({ path: join(artifacts, 'predicted-phone.png'), fullPage: true });
+  await phone.close();
+});
+
 test('Tested lists every tested model, sorts by its column headers, and search works in it', async () => {
   const page = await openPage('/');
   await page.getByRole('tab', { name: 'Tested' }).click();

@@ -64,14 +64,45 @@ def rows():
     return out
 
 
+# What the Hub lists of some untested models (parameter counts, model type), for predicted
+# plans; the others are listed without (as in snapshots from before these fields).
+LISTED_FACTS = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ({"BF16": 134_515_008}, "llama"),  # one core
+    "community-12/tiny-model-12": ({"BF16": 70_553_706_496}, "llama"),  # 8 cores, TP
+    "community-13/tiny-model-13": ({"BF16": 46_702_792_704}, "mixtral"),  # EP plan only
+    "community-14/tiny-model-14": ({"F32": 6_053_381_344}, "gptj"),  # no parallel plan
+    "community-15/tiny-model-15": ({"BF16": 1_000_000_000_000}, "llama"),  # too large
+}
+# What each transformers version offers per model type, as canrun's stack cache keeps it.
+PARALLEL = {"llama": (True, False), "mixtral": (False, True), "gptj": (False, False)}
+
+
+def listed(rank, model_id):
+    model = {"id": model_id, "downloads": 5_000_000 // (rank + 1), "likes": 100 - rank,
+             "trendingScore": 90 - rank, "pipeline_tag": "text-generation",
+             "library_name": "transformers", "tags": [], "gated": False,
+             "createdAt": "2026-01-01T00:00:00Z", "lastModified": "2026-06-01T00:00:00Z"}
+    if model_id in LISTED_FACTS:
+        parameters, model_type = LISTED_FACTS[model_id]
+        model["safetensors"] = {"parameters": parameters, "total": sum(parameters.values())}
+        model["config"] = {"architectures": ["X"], "model_type": model_type}
+    return model
+
+
+def write_stack_cache(folder: Path):
+    for version in ("5.18.0", "5.19.0"):
+        parallel = folder / "stack" / f"transformers-{version}" / "parallel"
+        parallel.mkdir(parents=True, exist_ok=True)
+        for model_type, (tp, ep) in PARALLEL.items():
+            (parallel / f"{model_type}.json").write_text(json.dumps(
+                {"transformers": version, "model_type": model_type, "known": True,
+                 "tp_plan": tp, "ep_plan": ep}))
+
+
 def write_rankings(folder: Path):
     folder.mkdir(parents=True, exist_ok=True)
     for sort, ids in (("downloads", RANKED), ("trending", list(reversed(RANKED)))):
-        models = [{"id": model_id, "downloads": 5_000_000 // (rank + 1), "likes": 100 - rank,
-                   "trendingScore": 90 - rank, "pipeline_tag": "text-generation",
-                   "library_name": "transformers", "tags": [], "gated": False,
-                   "createdAt": "2026-01-01T00:00:00Z", "lastModified": "2026-06-01T00:00:00Z"}
-                  for rank, model_id in enumerate(ids)]
+        models = [listed(rank, model_id) for rank, model_id in enumerate(ids)]
         snapshot = {"task": "text-generation", "sort": sort, "fetched_at": "2026-12-02T15:00:00Z",
                     "endpoint": "https://huggingface.co", "models": models}
         (folder / f"text-generation__{sort}.json").write_text(json.dumps(snapshot))
@@ -105,5 +136,6 @@ def build_space(root: Path, write_rows):
     write_rankings(root / "rankings")
     write_catalog(root / "catalog")
     write_backends(root / "backends")
+    write_stack_cache(root / "cache")
     return ["--data", root / "dataset", "--rankings", root / "rankings", "--catalog",
-            root / "catalog", "--backends", root / "backends"]
+            root / "catalog", "--backends", root / "backends", "--cache", root / "cache"]
