@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all setup configure build test test-unit test-integration test-e2e test-browser \
-        demo bench format lock clean
+        demo bench format lock clean space-check
 
 all: build
 
@@ -33,6 +33,12 @@ demo: build
 
 bench: build
 	scripts/bench.sh $(BUILD_DIR)
+
+# The Hugging Face Space (space/): packages it, builds canrun as its image does into a temporary
+# prefix (build folder build-space/), serves a small dataset on loopback and asks it. Not part
+# of `make test`; needs no Docker.
+space-check:
+	CANRUN_JOBS=$(JOBS) scripts/space-check.sh
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -17,7 +17,7 @@ apt_packages=(
   cmake g++ ninja-build pkg-config make git clang-format
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcurl4-openssl-dev libboost-dev zlib1g-dev
+  libcurl4-openssl-dev libssl-dev libboost-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
   chromium
   python3 python3-venv nodejs npm
@@ -26,37 +26,9 @@ apt_packages=(
 if [[ "${1:-}" == "--bench" ]]; then
   apt_packages+=(wrk nginx-light)
 fi
-missing=()
-for pkg in "${apt_packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
-done
-# python3, node and npm may come from outside Debian (pyenv, nodesource): a working
-# command on PATH is as good as the package.
-filtered=()
-for pkg in "${missing[@]}"; do
-  case "$pkg" in
-    python3) python3 -c 'import venv' 2>/dev/null && continue ;;
-    python3-venv) python3 -c 'import ensurepip' 2>/dev/null && continue ;;
-    nodejs) command -v node >/dev/null && continue ;;
-    npm) command -v npm >/dev/null && continue ;;
-  esac
-  filtered+=("$pkg")
-done
-if ((${#filtered[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    sudo=$(command -v sudo || true)
-    [[ -n "$sudo" ]] || { say "missing Debian packages and not root: ${filtered[*]}"; exit 1; }
-  else
-    sudo=""
-  fi
-  say "installing Debian packages: ${filtered[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${filtered[@]}" >/dev/null
-else
-  say "Debian packages: all present"
-fi
+# shellcheck source=scripts/lib/debian-packages.sh
+source scripts/lib/debian-packages.sh
+install_missing_debian_packages "${apt_packages[@]}"
 
 # --- 2. Python virtualenv -----------------------------------------------------------------
 lock_hash=$(cat requirements.lock requirements-nodeps.txt | sha256sum | cut -d' ' -f1)
