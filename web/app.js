@@ -154,6 +154,25 @@ async function getJson(path) {
   return body;
 }
 
+// A failure's full log (its stdout then stderr, the end kept), fetched when first opened.
+function runLog(url) {
+  const text = h('pre', { id: 'run-log-text', tabindex: '0' }, 'Loading…');
+  let loaded = false;
+  return h('details', {
+    class: 'run-log', id: 'run-log',
+    ontoggle: async (event) => {
+      if (!event.target.open || loaded) return;
+      loaded = true;
+      try {
+        const response = await fetch(url);
+        text.textContent = response.ok ? await response.text() : `The log could not be read: ${response.status}`;
+      } catch (error) {
+        text.textContent = `The log could not be read: ${error.message}`;
+      }
+    },
+  }, h('summary', {}, 'Full log of the run ', h('a', { href: url, class: 'raw-link' }, '(as text)')), text);
+}
+
 async function loadVersions() {
   if (!versions) versions = await getJson('/api/versions');
   return versions;
@@ -498,6 +517,7 @@ async function renderModel(state, token) {
   if (verdict?.error) {
     notices.push(h('div', { class: 'error-text' }, h('h3', {}, 'Error'), h('pre', { id: 'error-text', tabindex: '0' }, verdict.error)));
   }
+  if (data.log_url) notices.push(runLog(data.log_url));
 
   const reproduce = [];
   if (verdict) {

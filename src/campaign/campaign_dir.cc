@@ -68,14 +68,26 @@ Result<std::vector<WorkItem>> CampaignDir::read_work() const {
   return items;
 }
 
-Status CampaignDir::write_result(int slice, std::size_t index,
-                                 const dataset::VerdictRow& row) const {
+Status CampaignDir::write_result(int slice, std::size_t index, const dataset::VerdictRow& row,
+                                 std::string_view log) const {
   const fs::path dir = slice_dir(slice) / "results";
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) return io_error(fmt::format("cannot create {}: {}", dir.string(), error.message()));
+  // The log first: a result file always finds its own run's log (or none) beside it.
+  const fs::path log_path = dir / fmt::format("{}.log", index);
+  if (log.empty()) {
+    fs::remove(log_path, error);
+  } else {
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(log_path, log));
+  }
   return write_file_atomically(dir / fmt::format("{}.json", index),
                                dataset::row_to_json(row).dump() + "\n");
+}
+
+std::string CampaignDir::read_log(int slice, std::size_t index) const {
+  auto text = read_file(slice_dir(slice) / "results" / fmt::format("{}.log", index));
+  return text.ok() ? std::move(*text) : std::string();
 }
 
 Result<std::map<std::size_t, dataset::VerdictRow>> CampaignDir::read_results(
@@ -90,9 +102,11 @@ Result<std::map<std::size_t, dataset::VerdictRow>> CampaignDir::read_results(
     std::istringstream digits(name.substr(0, name.size() - 5));
     if (!(digits >> index) || !digits.eof()) continue;
     auto json = read_json_file(it->path());
-    auto row = json.ok() ? dataset::row_from_json(*json) : Result<dataset::VerdictRow>(json.error());
+    auto row =
+        json.ok() ? dataset::row_from_json(*json) : Result<dataset::VerdictRow>(json.error());
     if (!row.ok()) {
-      if (problems) problems->push_back(fmt::format("{}: {}", it->path().string(), row.error().message()));
+      if (problems)
+        problems->push_back(fmt::format("{}: {}", it->path().string(), row.error().message()));
       continue;
     }
     results.emplace(index, std::move(*row));

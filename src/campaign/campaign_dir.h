@@ -6,6 +6,7 @@
 //   DIR/.lock                       held by the canrun running it (one at a time)
 //   DIR/slices/<n>/results/<i>.json the verdict row of item i (row_json.h), written atomically
 //                                   once the item is done: the results are the progress
+//   DIR/slices/<n>/results/<i>.log  the run's log (stdout, stderr) beside a failure's verdict
 //   DIR/slices/<n>/journal.jsonl    append-only events: an item started, a process group began
 //                                   (so a later canrun can end what a killed one left), done
 //
@@ -41,8 +42,12 @@ class CampaignDir {
   Result<nlohmann::json> read_settings() const;
   Result<std::vector<WorkItem>> read_work() const;
 
-  //! The verdict of item `index` of slice `slice`, written atomically.
-  Status write_result(int slice, std::size_t index, const dataset::VerdictRow& row) const;
+  //! The verdict of item `index` of slice `slice`, written atomically; with the run's log
+  //! (run::run_log) beside it when given, or without one (a stale log is removed).
+  Status write_result(int slice, std::size_t index, const dataset::VerdictRow& row,
+                      std::string_view log = {}) const;
+  //! The log kept with item `index`'s result; empty when none was.
+  std::string read_log(int slice, std::size_t index) const;
   //! Every finished item of the slice: index → row. A result file that does not parse is
   //! reported in `problems` and counts as not done.
   Result<std::map<std::size_t, dataset::VerdictRow>> read_results(

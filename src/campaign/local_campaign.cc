@@ -26,6 +26,7 @@
 #include "dataset/dataset.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
+#include "run/script_run.h"
 #include "stack/stack.h"
 
 namespace canrun::campaign {
@@ -399,9 +400,11 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   observer.planned(outcome.items, to_run.size() + to_exclude.size());
 
   std::mutex mutex;  // guards `finished`, dataset writes and the outcome
-  const auto record = [&](std::size_t index, dataset::VerdictRow row) -> Status {
-    CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row));
+  const auto record = [&](std::size_t index, dataset::VerdictRow row,
+                          std::string_view log = {}) -> Status {
+    CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row, log));
     CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
+    CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
     (void)dir.journal(
         kSlice,
         {{"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}});
@@ -536,12 +539,13 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
         continue;
       }
       dataset::VerdictRow& row = one.staged->device.outcome.row;
+      const std::string log = run::run_log(one.staged->device.outcome.run_dir);
       // A verdict run again (--retry) says whether it held: a changed one is flaky.
       if (const auto before = recorded.find(one.index); before != recorded.end()) {
         row.flaky = before->second.result != row.result;
       }
       std::lock_guard guard(mutex);
-      if (auto status = record(one.index, std::move(row)); !status.ok()) {
+      if (auto status = record(one.index, std::move(row), log); !status.ok()) {
         failure = status;
         break;
       }
@@ -562,6 +566,12 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     std::vector<dataset::VerdictRow> rows;
     for (const auto& [index, row] : outcome.results) rows.push_back(row);
     CANRUN_RETURN_IF_ERROR(dataset.upsert(std::move(rows)));
+    // Likewise the logs (a verdict that stood from an earlier campaign keeps the log it has).
+    for (const auto& [index, row] : outcome.results) {
+      if (const std::string log = dir.read_log(kSlice, index); !log.empty()) {
+        CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
+      }
+    }
   }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return outcome;

@@ -28,15 +28,15 @@ namespace canrun::campaign {
 
 struct CampaignOptions {
   Selection selection;
-  trial::TrialRequest trial;      //!< backend, stack Python, cache, tokens, timeout, memory
-  std::filesystem::path out;      //!< the dataset
-  std::filesystem::path dir;      //!< the campaign folder
-  int max_cores = 0;              //!< at most this many cores (or CPUs on `count`); 0: all
+  trial::TrialRequest trial;  //!< backend, stack Python, cache, tokens, timeout, memory
+  std::filesystem::path out;  //!< the dataset
+  std::filesystem::path dir;  //!< the campaign folder
+  int max_cores = 0;          //!< at most this many cores (or CPUs on `count`); 0: all
   //! Checkpoints not in the HF cache are fetched ahead of their runs within this many bytes of
   //! the cache (evicting what the campaign fetched and no pending test needs); 0: no limit.
   std::uint64_t disk_budget_bytes = 0;
-  bool resume = false;            //!< continue the campaign planned in `dir`
-  std::string retry;              //!< "failed": re-run non-PASS verdicts; "all": every one
+  bool resume = false;  //!< continue the campaign planned in `dir`
+  std::string retry;    //!< "failed": re-run non-PASS verdicts; "all": every one
 };
 
 //! How the campaign goes, for a progress display. Called from run_campaign's thread.
@@ -68,8 +68,8 @@ Result<PlannedWork> plan_campaign(const CampaignOptions& options,
                                   process::ProcessLauncher& launcher);
 
 Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
-                                     process::ProcessLauncher& launcher,
-                                     CampaignObserver& observer, const std::atomic<bool>& stop);
+                                     process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                     const std::atomic<bool>& stop);
 
 //! Ends every process of a run that a killed canrun of campaign `dir` left behind: the process
 //! groups its journal names whose members still carry CANRUN_CAMPAIGN=<dir>. Returns how many

@@ -41,11 +41,12 @@ Result<std::vector<Candidate>> listed_models(const fs::path& file,
     if (!(words >> model)) continue;
     words >> task;
     if (words >> extra) {
-      return invalid_argument(fmt::format("{}:{}: expected \"MODEL [TASK]\", got {}",
-                                          file.string(), number, quote_for_message(line)));
+      return invalid_argument(fmt::format("{}:{}: expected \"MODEL [TASK]\", got {}", file.string(),
+                                          number, quote_for_message(line)));
     }
     if (auto id = ModelId::parse(model); !id.ok()) {
-      return invalid_argument(fmt::format("{}:{}: {}", file.string(), number, id.error().message()));
+      return invalid_argument(
+          fmt::format("{}:{}: {}", file.string(), number, id.error().message()));
     }
     out.push_back({model, task.empty() ? tasks.front() : task, "listed"});
   }
@@ -64,8 +65,8 @@ std::vector<hub::RankedModel> ranked_models(const Selection& selection, const st
   hub::HubClient client(std::move(*config),
                         hub::make_curl_transport(hub::default_transport_options()));
   for (const auto sort : {hub::RankingSort::kDownloads, hub::RankingSort::kTrending}) {
-    auto rankings = hub::current_rankings(client, selection.rankings_dir, task, sort,
-                                          selection.top, std::chrono::system_clock::now());
+    auto rankings = hub::current_rankings(client, selection.rankings_dir, task, sort, selection.top,
+                                          std::chrono::system_clock::now());
     if (!rankings.ok()) {
       log::warning("{} by {}: {}; not in the campaign", task, hub::ranking_sort_name(sort),
                    rankings.error().message());
@@ -84,9 +85,8 @@ Result<std::vector<Candidate>> select_models(const Selection& selection) {
   for (const std::string& task : selection.tasks) {
     hub::CandidateInputs inputs{task, &selected, nullptr, ranked_models(selection, task)};
     for (const hub::Candidate& candidate : hub::list_candidates(inputs)) {
-      const std::string source = candidate.selected
-                                     ? "selected"
-                                     : fmt::format("ranked #{}", candidate.rank.value_or(0));
+      const std::string source =
+          candidate.selected ? "selected" : fmt::format("ranked #{}", candidate.rank.value_or(0));
       out.push_back({candidate.id, task, source});
     }
   }

@@ -28,12 +28,12 @@
 namespace canrun::campaign {
 
 struct Selection {
-  std::vector<std::string> tasks;        //!< Hub pipeline tags
-  std::filesystem::path selected_file;   //!< the curated list
-  std::filesystem::path exclusions_file; //!< the curated exclusions
-  std::filesystem::path rankings_dir;    //!< snapshots, refreshed from the Hub when it answers
-  std::size_t top = 0;                   //!< per ranking (downloads, trending); 0: none
-  std::filesystem::path models_file;     //!< set: exactly these, one "MODEL [TASK]" a line
+  std::vector<std::string> tasks;         //!< Hub pipeline tags
+  std::filesystem::path selected_file;    //!< the curated list
+  std::filesystem::path exclusions_file;  //!< the curated exclusions
+  std::filesystem::path rankings_dir;     //!< snapshots, refreshed from the Hub when it answers
+  std::size_t top = 0;                    //!< per ranking (downloads, trending); 0: none
+  std::filesystem::path models_file;      //!< set: exactly these, one "MODEL [TASK]" a line
 };
 
 struct PlannedWork {

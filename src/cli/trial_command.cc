@@ -15,6 +15,7 @@
 #include "core/text.h"
 #include "dataset/dataset.h"
 #include "dataset/row_json.h"
+#include "run/script_run.h"
 #include "trial/trial.h"
 
 namespace canrun::cli {
@@ -81,6 +82,9 @@ int run_test(TestOptions& options) {
   if (!options.out.empty()) {
     const dataset::DatasetDir data(options.out);
     if (auto status = data.upsert({outcome->row}); !status.ok()) return report(status.error());
+    if (auto status = data.record_log(outcome->row, run::run_log(outcome->run_dir)); !status.ok()) {
+      return report(status.error());
+    }
   }
   if (options.json) {
     nlohmann::json out = dataset::row_to_json(outcome->row);

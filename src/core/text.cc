@@ -150,6 +150,14 @@ std::size_t utf8_boundary_at_or_before(std::string_view text, std::size_t pos) {
   return pos;
 }
 
+std::string keep_tail(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t start = text.size() - max_bytes;
+  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) ++start;
+  return fmt::format("[canrun: {} bytes cut from the start]\n{}", start,
+                     std::string_view(text).substr(start));
+}
+
 }  // namespace canrun
 
 namespace canrun {

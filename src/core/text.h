@@ -33,6 +33,11 @@ std::string make_valid_utf8(std::string_view text);
 //! The largest position <= `pos` that does not fall inside a UTF-8 sequence of `text`.
 std::size_t utf8_boundary_at_or_before(std::string_view text, std::size_t pos);
 
+//! `text` when it holds at most `max_bytes`; else its last `max_bytes` (from a character
+//! boundary) after a line "[canrun: N bytes cut from the start]": the end of a log or a
+//! traceback says what went wrong.
+std::string keep_tail(std::string text, std::size_t max_bytes);
+
 }  // namespace canrun
 
 namespace canrun {

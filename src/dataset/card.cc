@@ -90,7 +90,9 @@ is one model (for one task) tested or excluded on one software stack by canrun: 
 with `from_pretrained`, compile with
 `torch.compile(backend=...)`, generate 32 greedy tokens, verify them. One Parquet file per
 stack: `data/<backend>__<compiler>-<version>__<library>-<version>.parquet` (characters other
-than letters, digits, `.` and `+` in a version are written `%XX`).
+than letters, digits, `.` and `+` in a version are written `%XX`). Each failure's run log
+(what run.py printed, the end kept, at most 256 KiB) is beside the data:
+`logs/<stack>/<model id>/<task>.log`, where `<stack>` is the file's name without `.parquet`.
 
 ## Stacks
 

@@ -8,7 +8,9 @@
 
 #include "core/atomic_file.h"
 #include "core/log.h"
+#include "core/model_id.h"
 #include "core/parallel.h"
+#include "core/text.h"
 #include "dataset/card.h"
 
 namespace canrun::dataset {
@@ -58,6 +60,36 @@ fs::path lock_path(const fs::path& root, const StackKey& key) {
 }
 
 }  // namespace
+
+Result<fs::path> log_relative_path(const VerdictRow& row) {
+  CANRUN_ASSIGN_OR_RETURN(const StackKey key, stack_key_of(row));
+  CANRUN_ASSIGN_OR_RETURN(const ModelId id, ModelId::parse(row.model_id));
+  // A task is a Hub pipeline tag; nothing else becomes a file name.
+  if (row.task.empty() ||
+      row.task.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    return invalid_argument(fmt::format("task {} is not a task name", quote_for_message(row.task)));
+  }
+  return fs::path("logs") / key.stem() / id.owner() / id.name() / (row.task + ".log");
+}
+
+Status DatasetDir::record_log(const VerdictRow& row, std::string_view log) const {
+  CANRUN_ASSIGN_OR_RETURN(const fs::path relative, log_relative_path(row));
+  const fs::path path = root_ / relative;
+  const bool failure = row.result != VerdictResult::kPass && row.result != VerdictResult::kExcluded;
+  if (!failure || log.empty()) {
+    std::error_code error;
+    fs::remove(path, error);
+    if (error) return io_error(fmt::format("cannot remove {}: {}", path.string(), error.message()));
+    return ok_status();
+  }
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  if (error) {
+    return io_error(
+        fmt::format("cannot create {}: {}", path.parent_path().string(), error.message()));
+  }
+  return write_file_atomically(path, keep_tail(make_valid_utf8(log), kMaxLogBytes));
+}
 
 Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
   if (rows.empty()) return ok_status();

@@ -1,6 +1,7 @@
 // A results dataset on disk (SPEC.md §8):
 //   DATASET/README.md        the dataset card, regenerated after every write
 //   DATASET/data/<stack>.parquet   one file per stack, all in one schema version
+//   DATASET/logs/<stack>/<model id>/<task>.log   the bounded log of a non-PASS run
 //   DATASET/.locks/          flock files that serialise writers of the same stack
 //
 // Thread and process safety: any number of processes and threads may upsert and read at
@@ -59,6 +60,12 @@ struct DatasetSnapshot {
   std::vector<FileProblem> problems;
 };
 
+//! The most of a run's log kept beside the dataset (its end: where the failure is).
+inline constexpr std::size_t kMaxLogBytes = 256 * 1024;
+
+//! logs/<stack stem>/<owner>/<name>/<task>.log, relative to the dataset folder.
+Result<std::filesystem::path> log_relative_path(const VerdictRow& row);
+
 class DatasetDir {
  public:
   explicit DatasetDir(std::filesystem::path root) : root_(std::move(root)) {}
@@ -96,6 +103,12 @@ class DatasetDir {
   //! reported. One step per entry of data/, sorted by path; regenerates README.md when it
   //! rewrote anything.
   std::vector<MigrationStep> migrate() const;
+
+  //! Keeps the log of the run behind `row` (a run's stdout and stderr, see run::run_log) when
+  //! the row is a failure (not PASS, not EXCLUDED) and the log is not empty: its last
+  //! kMaxLogBytes, made valid UTF-8, written atomically. Otherwise removes a log kept for an
+  //! earlier verdict of the same (stack, model, task), which no longer applies.
+  Status record_log(const VerdictRow& row, std::string_view log) const;
 
   //! Writes README.md from what is under data/ now.
   Status write_card() const;

@@ -19,9 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::at_seconds;
+using ::testing::EndsWith;
 using testing::full_row;
 using ::testing::HasSubstr;
 using testing::minimal_row;
+using ::testing::StartsWith;
 
 class DatasetTest : public ::testing::Test {
  protected:
@@ -129,6 +131,30 @@ TEST_F(DatasetTest, RefusesToOverwriteAnUnreadableFile) {
   EXPECT_EQ(status.error().code(), ErrorCode::kCorrupt);
   EXPECT_THAT(status.error().message(), HasSubstr("not overwriting it"));
   EXPECT_EQ(*read_file(data.file_of(key())), "not parquet");
+}
+
+// A failure's log is kept beside the dataset (its end, valid UTF-8); a later PASS of the same
+// model on the same stack removes it, since it no longer applies.
+TEST_F(DatasetTest, FailureLogsAreKeptBoundedAndDroppedWhenTheVerdictPasses) {
+  const DatasetDir data(root_);
+  const VerdictRow failed = minimal_row("org/a", VerdictResult::kFailRuntime);
+  const fs::path path = root_ / *log_relative_path(failed);
+  EXPECT_EQ(*log_relative_path(failed),
+            fs::path("logs") / key().stem() / "org" / "a" / "text-generation.log");
+  std::string log = "start\n" + std::string(kMaxLogBytes, 'x') + "\nRuntimeError: boom \xff\n";
+  ASSERT_TRUE(data.record_log(failed, log).ok());
+  const std::string kept = *read_file(path);
+  EXPECT_LE(kept.size(), kMaxLogBytes + 64);
+  EXPECT_THAT(kept, StartsWith("[canrun: "));
+  EXPECT_THAT(kept, EndsWith("RuntimeError: boom \xef\xbf\xbd\n"));  // U+FFFD for the bad byte
+
+  ASSERT_TRUE(data.record_log(full_row("org/a"), "all good\n").ok());  // PASS
+  EXPECT_FALSE(fs::exists(path));
+  ASSERT_TRUE(data.record_log(failed, "").ok());  // no log: none kept, no error
+  EXPECT_FALSE(fs::exists(path));
+  VerdictRow sneaky = failed;
+  sneaky.task = "../../x";
+  EXPECT_FALSE(data.record_log(sneaky, "log").ok());
 }
 
 TEST_F(DatasetTest, LongErrorKeepsItsTailAndBadUtf8IsReplaced) {

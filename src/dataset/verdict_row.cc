@@ -135,13 +135,7 @@ void apply_storage_policy(VerdictRow& row) {
         },
         column.member);
   }
-  if (row.error && row.error->size() > kMaxErrorBytes) {
-    const std::string& text = *row.error;
-    std::size_t start = text.size() - kMaxErrorBytes;
-    while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) ++start;
-    row.error = fmt::format("[canrun: {} bytes cut from the start]\n{}", start,
-                            std::string_view(text).substr(start));
-  }
+  if (row.error) row.error = keep_tail(std::move(*row.error), kMaxErrorBytes);
   fill_neuron_columns(row);
   if (row.output_text && row.output_text->size() > kMaxOutputTextBytes) {
     const std::string& text = *row.output_text;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
+#include <ranges>
 
 #include "core/atomic_file.h"
 #include "core/log.h"
@@ -86,6 +88,31 @@ Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
     log::warning("{}: {}", dir.string(), report.error().message());
   }
   return result;
+}
+
+std::string run_log(const std::filesystem::path& dir) {
+  std::string log;
+  std::string reported;  // the traceback run.py caught, from its result line
+  for (const char* name : {"stdout.txt", "stderr.txt"}) {
+    auto text = read_file(dir / name);
+    if (!text.ok()) continue;
+    log += fmt::format("[canrun: run.py's {}{}]\n{}", std::string_view(name).substr(0, 6),
+                       text->empty() ? ", empty" : "", *text);
+    if (!log.ends_with('\n')) log += '\n';
+    for (const auto line : std::views::split(std::string_view(*text), '\n')) {
+      const std::string_view view(line.begin(), line.end());
+      if (!view.starts_with(kResultMarker)) continue;
+      const auto json = nlohmann::json::parse(view.substr(kResultMarker.size()), nullptr, false);
+      if (json.is_object() && json.value("error", nlohmann::json()).is_string()) {
+        reported = json["error"].get<std::string>();
+      }
+    }
+  }
+  if (!reported.empty()) {
+    log += "[canrun: the error run.py caught, from its result line]\n" + reported;
+    if (!log.ends_with('\n')) log += '\n';
+  }
+  return log;
 }
 
 }  // namespace canrun::run

@@ -50,4 +50,9 @@ Result<ScriptRun> run_script(const std::string& script, const std::filesystem::p
                              const std::string& python, std::map<std::string, std::string> env,
                              std::chrono::seconds timeout, process::ProcessLauncher& launcher);
 
+//! What the run in `dir` printed, for the dataset's failure logs: its stdout, then its stderr
+//! (so the end, where a traceback is, comes last), each under a header line. Empty when the
+//! folder holds neither file (no run, or not in this folder).
+std::string run_log(const std::filesystem::path& dir);
+
 }  // namespace canrun::run

@@ -7,12 +7,15 @@
 #include <set>
 
 #include "backend/profile.h"
+#include "core/atomic_file.h"
 #include "core/json_output.h"
 #include "core/text.h"
 #include "dataset/causes.h"
+#include "dataset/dataset.h"
 #include "dataset/diff.h"
 #include "dataset/row_json.h"
 #include "plan/predict.h"
+#include "serve/url.h"
 #include "serve/version_order.h"
 #include "task/task.h"
 
@@ -539,6 +542,47 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
               {"models", std::move(models)}};
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+//! The kept log of a failure row, if one was kept: its path under the dataset folder.
+std::optional<fs::path> kept_log(const fs::path& root, const VerdictRow& row) {
+  if (root.empty() || row.result == VerdictResult::kPass ||
+      row.result == VerdictResult::kExcluded) {
+    return std::nullopt;
+  }
+  auto relative = dataset::log_relative_path(row);
+  if (!relative.ok()) return std::nullopt;
+  std::error_code error;
+  if (!fs::is_regular_file(root / *relative, error)) return std::nullopt;
+  return root / *relative;
+}
+
+}  // namespace
+
+Result<std::string> SpaceIndex::log_text(const ModelId& id,
+                                         const std::map<std::string, std::string>& params) const {
+  auto param = [&](const char* name) {
+    const auto found = params.find(name);
+    return found == params.end() ? std::string() : found->second;
+  };
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
+  const VerdictRow* row = stack ? stack->find(id.str(), param("task")) : nullptr;
+  const auto path = row ? kept_log(inputs_.dataset_root, *row) : std::nullopt;
+  if (!path) {
+    return not_found(fmt::format("no log kept for {} ({}) on this stack: logs are kept for "
+                                 "failures only",
+                                 id.str(), param("task").empty() ? "no task given" : param("task")))
+        .with_reason(reason::kNotFound);
+  }
+  auto text = read_file(*path);
+  if (!text.ok()) return text.error().with_reason(reason::kNotFound);
+  return std::move(*text);
+}
+
 Result<json> SpaceIndex::model_json(const ModelId& id,
                                     const std::map<std::string, std::string>& params) const {
   auto param = [&](const char* name) {
@@ -631,9 +675,17 @@ Result<json> SpaceIndex::model_json(const ModelId& id,
                                 row ? row->compiler_version : stack->key().compiler_version);
   }
   put_status(out, row, exclusion.has_value());
-  out["predicted"] = row || exclusion || !stack ? json(nullptr)
-                                                : predicted_plan_json(numbers, stack->key());
+  out["predicted"] =
+      row || exclusion || !stack ? json(nullptr) : predicted_plan_json(numbers, stack->key());
   out["prefetch_command"] = prefetch ? json(*prefetch) : json(nullptr);
+  // The failure's full log, when one was kept beside the dataset.
+  out["log_url"] = nullptr;
+  if (row && kept_log(inputs_.dataset_root, *row)) {
+    out["log_url"] = fmt::format(
+        "/api/log/{}?backend={}&compiler_version={}&library_version={}&task={}", id.str(),
+        percent_encode(stack->key().backend), percent_encode(stack->key().compiler_version),
+        percent_encode(stack->key().library_version), percent_encode(task));
+  }
   if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
 
   // History on this backend, newest first. Each row is compared with the nearest older row by

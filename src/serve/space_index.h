@@ -6,6 +6,7 @@
 // Thread safety: immutable after build(); const methods may be called from many threads.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +72,9 @@ struct IndexInputs {
   std::map<std::string, backend::Topology> topologies;
   //! What each transformers version is known to offer per model type (the probe cache).
   stack::ParallelSupportTable parallel_support;
+  //! The dataset folder, whose logs/ holds failures' logs (dataset::DatasetDir::record_log);
+  //! empty: no logs.
+  std::filesystem::path dataset_root;
 };
 
 //! Selected, Trending, Downloads: curated or ranked lists joined with verdicts. Tested: every
@@ -113,6 +117,13 @@ class SpaceIndex {
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
   Result<nlohmann::json> model_json(const ModelId& id,
                                     const std::map<std::string, std::string>& params) const;
+
+  //! /api/log/<id>: the kept log of the model's failure on the stack (params as model_json,
+  //! `task` required), read from the dataset folder: the one answer read from disk, since
+  //! logs are too big to hold in memory. kNotFound when the row is not a failure or no log
+  //! was kept.
+  Result<std::string> log_text(const ModelId& id,
+                               const std::map<std::string, std::string>& params) const;
 
   std::size_t stack_count() const { return stacks_.size(); }
   std::size_t row_count() const { return row_count_; }

@@ -186,6 +186,10 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
       return result.ok() ? json_response(*result) : error_response(result.error());
     });
   }
+  if (path.starts_with("/api/log/")) {
+    route_out = Route::kModel;
+    return cached(request, [&](const SpaceIndex& index) { return api_log(index, request); });
+  }
   if (path.starts_with("/api/model/")) {
     route_out = Route::kModel;
     return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
@@ -257,6 +261,26 @@ HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest
   auto result = index.models_json(query);
   if (!result.ok()) return error_response(result.error());
   return json_response(*result);
+}
+
+HttpResponse SpaceService::api_log(const SpaceIndex& index, const HttpRequest& request) {
+  if (auto unknown = unknown_parameters(request.query,
+                                        {"task", "backend", "compiler_version", "library_version"});
+      !unknown.empty()) {
+    return error_response(unknown_parameters_error(unknown));
+  }
+  const std::string_view text = std::string_view(request.path).substr(sizeof("/api/log/") - 1);
+  auto id = ModelId::parse(text);
+  if (!id.ok()) {
+    return error_response(bad_parameters(
+        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
+  }
+  auto log = index.log_text(*id, request.query);
+  if (!log.ok()) return error_response(log.error());
+  HttpResponse response;
+  response.content_type = "text/plain; charset=utf-8";
+  response.body = std::make_shared<const std::string>(std::move(*log));
+  return response;
 }
 
 HttpResponse SpaceService::api_model(const SpaceIndex& index, const HttpRequest& request) {

@@ -55,6 +55,7 @@ class SpaceService {
   HttpResponse route(const HttpRequest& request, Route& route_out);
   HttpResponse api_models(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse api_model(const SpaceIndex& index, const HttpRequest& request);
+  HttpResponse api_log(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse cached(const HttpRequest& request,
                       const std::function<HttpResponse(const SpaceIndex&)>& compute);
 

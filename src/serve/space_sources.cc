@@ -151,6 +151,7 @@ std::shared_ptr<const SpaceIndex> SpaceSources::build_index() {
   inputs.catalog = catalog_;
   inputs.prefetch_templates = prefetch_templates_;
   inputs.topologies = topologies_;
+  inputs.dataset_root = paths_.dataset;
   inputs.parallel_support = parallel_support_;
   return SpaceIndex::build(std::move(inputs));
 }

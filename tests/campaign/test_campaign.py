@@ -4,12 +4,17 @@ canrun test gives for the same model and options."""
 import json
 import os
 import subprocess
+import sys
+import urllib.parse
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from fixture_campaign import OPTIONS, WHEELS, environment
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "serve"))
+from server import SpaceServer  # noqa: E402
 
 OUT = Path(os.environ.get("CANRUN_CAMPAIGN_FIXTURE", ""))
 
@@ -69,6 +74,46 @@ def test_the_dataset_holds_each_model_once_and_validates(items):
     assert (excluded.cores.isna()).all()
     result = canrun("dataset", "validate", OUT / "dataset")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_each_failure_keeps_its_log_beside_the_dataset_and_the_space_links_it(items):
+    """A failure's row holds the end of its error; the whole run's output (stdout, then
+    stderr) is kept under logs/ and offered on the model page."""
+    table = pd.read_parquet(OUT / "dataset" / "data")
+    failed = table[~table.result.isin(["PASS", "EXCLUDED"])]
+    assert sorted(failed.model_id) == ["canrun-fixtures/tiny-llama-4l",
+                                       "canrun-fixtures/unknown-arch"]
+    stem = next((OUT / "dataset" / "data").glob("*.parquet")).stem
+    logs = sorted(p.relative_to(OUT / "dataset").as_posix()
+                  for p in (OUT / "dataset" / "logs").rglob("*.log"))
+    assert logs == [f"logs/{stem}/{model}/text-generation.log" for model in sorted(failed.model_id)]
+    load_failure = failed[failed.model_id == "canrun-fixtures/unknown-arch"].iloc[0]
+    log = (OUT / "dataset" / logs[1]).read_text()
+    assert log.startswith("[canrun: run.py's stdout]\nCANRUN_RESULT ")
+    assert "\n[canrun: run.py's stderr]\n" in log
+    # Last, the traceback run.py caught, readable (in the result line it is a JSON string).
+    caught = log.split("[canrun: the error run.py caught, from its result line]\n")[1]
+    assert caught.startswith("Traceback (most recent call last):\n")
+    assert load_failure.error.strip().splitlines()[-1] == caught.strip().splitlines()[-1]
+
+    backend, compiler, library = stem.split("__")
+    stack = {"backend": backend, "compiler_version": compiler.split("-", 1)[1],
+             "library_version": library.split("-", 1)[1], "task": "text-generation"}
+    query = urllib.parse.urlencode(stack)
+    server = SpaceServer(os.environ["CANRUN_BIN"], ["--data", OUT / "dataset"], exit_after=60)
+    try:
+        status, _, body = server.get(f"/api/model/canrun-fixtures/unknown-arch?{query}")
+        assert status == 200, body
+        url = json.loads(body)["log_url"]
+        status, headers, served = server.get(url)
+        assert status == 200 and headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert served.decode() == log
+        status, _, body = server.get(f"/api/model/canrun-fixtures/tiny-llama?{query}")
+        assert status == 200 and json.loads(body)["log_url"] is None  # a PASS keeps no log
+        status, _, body = server.get(f"/api/log/canrun-fixtures/tiny-llama?{query}")
+        assert status == 404 and b"logs are kept for failures only" in body
+    finally:
+        server.stop()
 
 
 def test_plans_agree_with_canrun_plan(items):

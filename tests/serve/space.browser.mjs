@@ -163,6 +163,7 @@ test('model page shows run.py, packages, the cache command and history; copy cop
   await page.waitForFunction(() => document.getElementById('toast').textContent === 'run.py copied');
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(copied, /^# run\.py: Qwen\/Qwen3-0\.6B on neuron/);
+  assert.equal(await page.locator('#run-log').count(), 0);  // a PASS keeps no log
   await page.screenshot({ path: join(artifacts, 'model-laptop.png'), fullPage: true });
   await page.close();
 });
@@ -218,7 +219,14 @@ test('error texts and notes holding <script> and HTML render as text', async () 
   await page.waitForURL(/\/model\/acme-labs/);
   await settled(page);
   assert.match(await page.locator('#error-text').textContent(), /<script>window.__canrunXss = 1<\/script> <img src=x/);
-  assert.equal(await page.locator('#main img, #main script, .notice b').count(), 0);
+  // The failure's full log, opened from the page: text too.
+  await page.locator('#run-log summary').click();
+  await page.waitForFunction(() => document.getElementById('run-log-text').textContent.includes('Traceback'));
+  const log = await page.locator('#run-log-text').textContent();
+  assert.match(log, /^\[canrun: run\.py's stdout\]\nloading <b>weights<\/b>\n/);
+  assert.match(log, /<script>window.__canrunXss = 1<\/script>/);
+  await page.screenshot({ path: join(artifacts, 'log-laptop.png'), fullPage: true });
+  assert.equal(await page.locator('#main img, #main script, .notice b, #run-log b').count(), 0);
   assert.equal(await page.evaluate(() => window.__canrunXss), undefined);
   await page.close();
 });
