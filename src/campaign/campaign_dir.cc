@@ -38,6 +38,59 @@ Result<FileLock> CampaignDir::lock() const {
   return lock;
 }
 
+Result<FileLock> CampaignDir::lock_slice(int slice) const {
+  std::error_code error;
+  fs::create_directories(slice_dir(slice), error);
+  auto lock = FileLock::try_acquire(slice_dir(slice) / ".lock");
+  if (!lock.ok() && lock.error().has_reason(reason::kBusy)) {
+    return Error(ErrorCode::kFailedCheck,
+                 fmt::format("slice {} of campaign {} is being run by another worker", slice,
+                             root_.string()));
+  }
+  return lock;
+}
+
+bool CampaignDir::slice_running(int slice) const {
+  if (!fs::exists(slice_dir(slice) / ".lock")) return false;
+  auto lock = FileLock::try_acquire(slice_dir(slice) / ".lock");
+  return !lock.ok() && lock.error().has_reason(reason::kBusy);
+}
+
+Status CampaignDir::write_slices(const std::vector<std::vector<std::size_t>>& slices) const {
+  return write_file_atomically(root_ / "slices.json",
+                               nlohmann::json{{"slices", slices}}.dump() + "\n");
+}
+
+Result<std::vector<std::vector<std::size_t>>> CampaignDir::read_slices(
+    std::size_t item_count) const {
+  const fs::path path = root_ / "slices.json";
+  std::vector<std::vector<std::size_t>> slices;
+  if (!fs::exists(path)) {
+    slices.emplace_back(item_count);
+    for (std::size_t index = 0; index < item_count; ++index) slices[0][index] = index;
+    return slices;
+  }
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json json, read_json_file(path));
+  if (!json.is_object() || !json.contains("slices") || !json["slices"].is_array()) {
+    return corrupt(fmt::format("{}: no \"slices\" list", path.string()));
+  }
+  std::vector<bool> seen(item_count, false);
+  for (const auto& slice : json["slices"]) {
+    if (!slice.is_array()) return corrupt(fmt::format("{}: a slice is not a list", path.string()));
+    auto& indices = slices.emplace_back();
+    for (const auto& index : slice) {
+      if (!index.is_number_unsigned() || index.get<std::size_t>() >= item_count ||
+          seen[index.get<std::size_t>()]) {
+        return corrupt(fmt::format("{}: item {} is not an item of work.json, or is in two slices",
+                                   path.string(), index.dump()));
+      }
+      seen[index.get<std::size_t>()] = true;
+      indices.push_back(index.get<std::size_t>());
+    }
+  }
+  return slices;
+}
+
 Status CampaignDir::write_plan(const nlohmann::json& settings,
                                const std::vector<WorkItem>& items) const {
   std::error_code error;

@@ -9,6 +9,9 @@
 //   DIR/slices/<n>/results/<i>.log  the run's log (stdout, stderr) beside a failure's verdict
 //   DIR/slices/<n>/journal.jsonl    append-only events: an item started, a process group began
 //                                   (so a later canrun can end what a killed one left), done
+//   DIR/slices.json                 a fleet campaign's slices: {"slices": [[item, ...], ...]}
+//                                   (absent: one slice, 0, of every item)
+//   DIR/slices/<n>/.lock            held by the worker running slice n
 //
 // Thread safety: write_result and journal may be called from several threads at once (each
 // writes its own file, or appends one whole line); the rest from one thread.
@@ -36,6 +39,17 @@ class CampaignDir {
   bool planned() const;
   //! Holds DIR/.lock; kFailedCheck naming the folder when another canrun holds it.
   Result<FileLock> lock() const;
+
+  //! Holds slices/<slice>/.lock; kFailedCheck when another worker runs that slice.
+  Result<FileLock> lock_slice(int slice) const;
+  //! Whether a process holds the slice's lock now (a worker is running it).
+  bool slice_running(int slice) const;
+
+  //! Writes slices.json: the item indices of each slice.
+  Status write_slices(const std::vector<std::vector<std::size_t>>& slices) const;
+  //! The slices; one slice of every item when the campaign has no slices.json. kCorrupt for an
+  //! index outside the work list or an item in two slices.
+  Result<std::vector<std::vector<std::size_t>>> read_slices(std::size_t item_count) const;
 
   //! Writes campaign.json and work.json (atomically each).
   Status write_plan(const nlohmann::json& settings, const std::vector<WorkItem>& items) const;

@@ -35,14 +35,14 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kSlice = 0;  //!< a local campaign is a fleet campaign of one slice
+constexpr int kLocalSlice = 0;  //!< a local campaign is a fleet campaign of one slice
 constexpr const char* kCampaignVariable = "CANRUN_CAMPAIGN";
 
 //! A launcher that journals every process group it starts and can kill those still running.
 class TrackingLauncher final : public process::ProcessLauncher {
  public:
-  TrackingLauncher(process::ProcessLauncher& inner, const CampaignDir& dir)
-      : inner_(inner), dir_(dir) {}
+  TrackingLauncher(process::ProcessLauncher& inner, const CampaignDir& dir, int slice)
+      : inner_(inner), dir_(dir), slice_(slice) {}
 
   Result<process::ProcessOutcome> run(const process::ProcessSpec& spec) override {
     process::ProcessSpec tracked = spec;
@@ -54,7 +54,7 @@ class TrackingLauncher final : public process::ProcessLauncher {
         if (killing_) ::kill(-pgid, SIGKILL);
         live_.insert(pgid);
       }
-      (void)dir_.journal(kSlice, {{"event", "process"}, {"pgid", pgid}});
+      (void)dir_.journal(slice_, {{"event", "process"}, {"pgid", pgid}});
       if (spec.on_start) spec.on_start(pgid);
     };
     auto outcome = inner_.run(tracked);
@@ -73,19 +73,33 @@ class TrackingLauncher final : public process::ProcessLauncher {
  private:
   process::ProcessLauncher& inner_;
   const CampaignDir& dir_;
+  const int slice_;
   std::mutex mutex_;
   std::set<int> live_;
   bool killing_ = false;
 };
 
-nlohmann::json settings_json(const CampaignOptions& options) {
+}  // namespace
+
+nlohmann::json settings_json(const CampaignOptions& options, const stack::Stack& stack) {
   const auto& trial = options.trial;
-  return {{"canrun_version", kCanrunVersion},   {"backend", trial.backend},
-          {"tasks", options.selection.tasks},   {"out", fs::absolute(options.out).string()},
-          {"top", options.selection.top},       {"tokens", trial.new_tokens},
-          {"timeout_s", trial.timeout.count()}, {"memory_per_core_gib", trial.memory_per_core_gib},
-          {"reserve_gib", trial.reserve_gib}};
+  return {{"canrun_version", kCanrunVersion},
+          {"backend", trial.backend},
+          {"tasks", options.selection.tasks},
+          {"out", fs::absolute(options.out).string()},
+          {"top", options.selection.top},
+          {"tokens", trial.new_tokens},
+          {"timeout_s", trial.timeout.count()},
+          {"memory_per_core_gib", trial.memory_per_core_gib},
+          {"reserve_gib", trial.reserve_gib},
+          {"judge_model", trial.judge_model},
+          {"max_cores", options.max_cores},
+          {"disk_budget_bytes", options.disk_budget_bytes},
+          {"compiler_version", stack.compiler_version},
+          {"library_version", stack.library_version}};
 }
+
+namespace {
 
 //! The host share a trial's device stage holds: on a `count` profile its cores are the CPUs
 //! (the scheduler counts them), elsewhere the compiler runs on the host beside it; memory for
@@ -219,12 +233,13 @@ bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
 //! Checkpoints a campaign fetches ahead of their runs, in the order the scheduler prefers.
 class Fetching {
  public:
-  static Result<std::unique_ptr<Fetching>> open(const CampaignDir& dir, std::uint64_t budget) {
+  static Result<std::unique_ptr<Fetching>> open(const CampaignDir& dir, int slice,
+                                                std::uint64_t budget) {
     auto fetching = std::unique_ptr<Fetching>(new Fetching());
     const hub::HfCache cache = hub::HfCache::from_environment();
     DiskBudget::Options options;
     options.budget_bytes = budget > 0 ? budget : (std::uint64_t{1} << 62);
-    options.ledger = dir.root() / "fetched-blobs";
+    options.ledger = dir.slice_dir(slice) / "fetched-blobs";  // each node has its own HF cache
     CANRUN_ASSIGN_OR_RETURN(fetching->budget_, DiskBudget::open(cache, options));
     CANRUN_ASSIGN_OR_RETURN(hub::HubConfig config, hub::HubConfig::from_environment());
     fetching->prefetcher_ = std::make_unique<CheckpointPrefetcher>(
@@ -281,22 +296,24 @@ bool needs_retry(const dataset::VerdictRow& row, std::string_view retry) {
 
 }  // namespace
 
-Result<PlannedWork> plan_campaign(const CampaignOptions& options,
-                                  process::ProcessLauncher& launcher) {
+Result<CampaignPlan> plan_campaign(const CampaignOptions& options,
+                                   process::ProcessLauncher& launcher) {
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(options.trial));
   const stack::StackPython python(options.trial.python,
                                   trial::absolute_cache_dir(options.trial) / "stack", launcher);
   CANRUN_ASSIGN_OR_RETURN(stack::Stack stack, stack::probe_stack(python, profile));
   CANRUN_ASSIGN_OR_RETURN(HostResources host, host_resources());
   CANRUN_ASSIGN_OR_RETURN(CoreAllocator cores, machine_cores(profile, options.max_cores, host));
-  return plan_work(options.selection, options.trial, stack.library_version, cores.capacity(),
-                   launcher);
+  CANRUN_ASSIGN_OR_RETURN(PlannedWork work,
+                          plan_work(options.selection, options.trial, stack.library_version,
+                                    cores.capacity(), launcher));
+  return CampaignPlan{std::move(work), std::move(stack), std::move(profile)};
 }
 
-int end_leftover_processes(const fs::path& dir) {
+int end_leftover_processes(const fs::path& dir, int slice) {
   const std::string mark = std::string(kCampaignVariable) + "=" + fs::absolute(dir).string();
   std::set<int> groups;
-  for (const auto& event : CampaignDir(dir).read_journal(kSlice)) {
+  for (const auto& event : CampaignDir(dir).read_journal(slice)) {
     if (event.value("event", "") == "process" && event.value("pgid", 0) > 1)
       groups.insert(event["pgid"].get<int>());
   }
@@ -318,20 +335,30 @@ int end_leftover_processes(const fs::path& dir) {
   return killed;
 }
 
-Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
-                                     process::ProcessLauncher& launcher, CampaignObserver& observer,
-                                     const std::atomic<bool>& stop) {
+namespace {
+
+//! Which part of a campaign this canrun runs: the whole of a local one (planned here, or
+//! resumed), or one slice of a fleet campaign planned before (a worker).
+struct SliceRole {
+  int slice = kLocalSlice;
+  bool worker = false;  //!< results to the folder only: the collect step fills the dataset
+};
+
+Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role,
+                                  process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                  const std::atomic<bool>& stop) {
   const auto started = Clock::now();
+  const int slice = role.slice;
   const CampaignDir dir(fs::absolute(options.dir));
   std::error_code error;
   fs::create_directories(dir.root(), error);
-  CANRUN_ASSIGN_OR_RETURN(FileLock lock, dir.lock());
+  CANRUN_ASSIGN_OR_RETURN(FileLock lock, role.worker ? dir.lock_slice(slice) : dir.lock());
   // Every process of this campaign's runs carries the folder, so a later canrun can tell them.
   ::setenv(kCampaignVariable, dir.root().c_str(), 1);
-  if (const int killed = end_leftover_processes(dir.root()); killed > 0) {
+  if (const int killed = end_leftover_processes(dir.root(), slice); killed > 0) {
     log::warning("ended {} process(es) left by an earlier canrun of this campaign", killed);
   }
-  TrackingLauncher tracking(launcher, dir);
+  TrackingLauncher tracking(launcher, dir, slice);
 
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(options.trial));
   const stack::StackPython python(options.trial.python,
@@ -343,7 +370,29 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
 
   CampaignOutcome outcome;
   std::map<std::size_t, dataset::VerdictRow> recorded;  // done before this run
-  if (options.resume && dir.planned()) {
+  std::vector<std::size_t> indices;                     // the items of this slice
+  if (role.worker) {
+    CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, dir.read_settings());
+    if (settings.value("compiler_version", "") != stack.compiler_version ||
+        settings.value("library_version", "") != stack.library_version) {
+      return Error(
+          ErrorCode::kFailedCheck,
+          fmt::format(
+              "campaign {} was planned for {} {} and transformers {}; this node's stack has {} and "
+              "transformers {}: its verdicts would belong to another stack",
+              dir.root().string(), profile.compiler, settings.value("compiler_version", "?"),
+              settings.value("library_version", "?"), stack.compiler_version,
+              stack.library_version));
+    }
+    CANRUN_ASSIGN_OR_RETURN(outcome.items, dir.read_work());
+    CANRUN_ASSIGN_OR_RETURN(auto slices, dir.read_slices(outcome.items.size()));
+    if (slice < 0 || static_cast<std::size_t>(slice) >= slices.size()) {
+      return invalid_argument(fmt::format("--index {}: campaign {} has slices 0 to {}", slice,
+                                          dir.root().string(), slices.size() - 1));
+    }
+    indices = std::move(slices[static_cast<std::size_t>(slice)]);
+    CANRUN_ASSIGN_OR_RETURN(recorded, dir.read_results(slice, &outcome.problems));
+  } else if (options.resume && dir.planned()) {
     CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, dir.read_settings());
     if (settings.value("backend", "") != options.trial.backend) {
       return invalid_argument(fmt::format(
@@ -352,15 +401,15 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
           dir.root().string(), settings.value("backend", "?"), options.trial.backend));
     }
     CANRUN_ASSIGN_OR_RETURN(outcome.items, dir.read_work());
-    CANRUN_ASSIGN_OR_RETURN(recorded, dir.read_results(kSlice, &outcome.problems));
+    CANRUN_ASSIGN_OR_RETURN(recorded, dir.read_results(slice, &outcome.problems));
   } else {
     CANRUN_ASSIGN_OR_RETURN(PlannedWork work,
                             plan_work(options.selection, options.trial, stack.library_version,
                                       cores.capacity(), tracking));
     outcome.items = std::move(work.items);
     outcome.unresolved = std::move(work.unresolved);
-    fs::remove_all(dir.slice_dir(kSlice), error);
-    CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options), outcome.items));
+    fs::remove_all(dir.slice_dir(slice), error);
+    CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options, stack), outcome.items));
     // A new campaign on a stack already in the dataset re-tests only what changed: a row of
     // the same model and task at the same revision stands.
     CANRUN_ASSIGN_OR_RETURN(
@@ -374,7 +423,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
           if (row.model_id == item.model_id && row.task == item.task && !item.excluded() &&
               row.revision.value_or("") == item.revision && !item.revision.empty()) {
             recorded.emplace(index, row);
-            CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row));
+            CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row));
           }
         }
       }
@@ -385,7 +434,11 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   RuntimeHistory history;
   std::vector<std::size_t> to_run;
   std::vector<std::size_t> to_exclude;
-  for (std::size_t index = 0; index < outcome.items.size(); ++index) {
+  if (!role.worker) {
+    indices.resize(outcome.items.size());
+    for (std::size_t index = 0; index < indices.size(); ++index) indices[index] = index;
+  }
+  for (const std::size_t index : indices) {
     const auto done = recorded.find(index);
     if (done != recorded.end()) {
       history.record(done->second.model_id, done->second.backend, done->second.started_at,
@@ -397,16 +450,19 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     }
     (outcome.items[index].excluded() ? to_exclude : to_run).push_back(index);
   }
+  outcome.indices = indices;
   observer.planned(outcome.items, to_run.size() + to_exclude.size());
 
   std::mutex mutex;  // guards `finished`, dataset writes and the outcome
   const auto record = [&](std::size_t index, dataset::VerdictRow row,
                           std::string_view log = {}) -> Status {
-    CANRUN_RETURN_IF_ERROR(dir.write_result(kSlice, index, row, log));
-    CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
-    CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
+    CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row, log));
+    if (!role.worker) {
+      CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
+      CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
+    }
     (void)dir.journal(
-        kSlice,
+        slice,
         {{"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}});
     outcome.results[index] = std::move(row);
     return ok_status();
@@ -435,13 +491,13 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   }
   std::unique_ptr<Fetching> fetching;
   if (!to_fetch.empty()) {
-    CANRUN_ASSIGN_OR_RETURN(fetching, Fetching::open(dir, options.disk_budget_bytes));
+    CANRUN_ASSIGN_OR_RETURN(fetching, Fetching::open(dir, slice, options.disk_budget_bytes));
     std::stable_sort(to_fetch.begin(), to_fetch.end(),
                      [](const Job& a, const Job& b) { return a.expected_s > b.expected_s; });
     for (const Job& job : to_fetch) {
       const std::size_t index = std::stoul(job.id);
       fetching->enqueue(index, outcome.items[index]);
-      (void)dir.journal(kSlice, {{"event", "fetch"}, {"item", index}});
+      (void)dir.journal(slice, {{"event", "fetch"}, {"item", index}});
     }
   }
   const auto job_by_id = [&](std::size_t index) {
@@ -503,7 +559,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
       const std::size_t index = std::stoul(start.id);
       const WorkItem& item = outcome.items[index];
       (void)dir.journal(
-          kSlice, {{"event", "start"}, {"item", index}, {"cores", describe_grant(start.cores)}});
+          slice, {{"event", "start"}, {"item", index}, {"cores", describe_grant(start.cores)}});
       observer.started(item, describe_grant(start.cores));
       threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores)] {
         deliver(index, id,
@@ -528,7 +584,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
           break;
         }
         verifying.emplace(one.index, std::move(*one.staged));
-        (void)dir.journal(kSlice, {{"event", "verify"}, {"item", one.index}});
+        (void)dir.journal(slice, {{"event", "verify"}, {"item", one.index}});
         continue;
       }
       if (fetching) fetching->done(one.index);
@@ -560,7 +616,7 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
   for (std::thread& thread : threads) thread.join();
   if (fetching) outcome.peak_fetched_bytes = fetching->peak_bytes();
   CANRUN_RETURN_IF_ERROR(failure);
-  if (!outcome.interrupted) {
+  if (!outcome.interrupted && !role.worker) {
     // A canrun killed between a result file and the dataset write left the dataset behind the
     // folder: the folder's results are the truth, and writing them again changes nothing else.
     std::vector<dataset::VerdictRow> rows;
@@ -568,13 +624,27 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
     CANRUN_RETURN_IF_ERROR(dataset.upsert(std::move(rows)));
     // Likewise the logs (a verdict that stood from an earlier campaign keeps the log it has).
     for (const auto& [index, row] : outcome.results) {
-      if (const std::string log = dir.read_log(kSlice, index); !log.empty()) {
+      if (const std::string log = dir.read_log(slice, index); !log.empty()) {
         CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
       }
     }
   }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return outcome;
+}
+
+}  // namespace
+
+Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
+                                     process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                     const std::atomic<bool>& stop) {
+  return run_slice(options, SliceRole{}, launcher, observer, stop);
+}
+
+Result<CampaignOutcome> run_worker(const CampaignOptions& options, int slice,
+                                   process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                   const std::atomic<bool>& stop) {
+  return run_slice(options, SliceRole{slice, true}, launcher, observer, stop);
 }
 
 }  // namespace canrun::campaign

@@ -18,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/profile.h"
 #include "campaign/plan_work.h"
 #include "campaign/work.h"
 #include "dataset/verdict_row.h"
 #include "process/process.h"
+#include "stack/stack.h"
 #include "trial/trial.h"
 
 namespace canrun::campaign {
@@ -55,6 +57,7 @@ class CampaignObserver {
 
 struct CampaignOutcome {
   std::vector<WorkItem> items;
+  std::vector<std::size_t> indices;                    //!< the items this run was given
   std::map<std::size_t, dataset::VerdictRow> results;  //!< item index → verdict
   std::vector<std::string> unresolved;                 //!< models left out (planning)
   std::vector<std::string> problems;                   //!< trials that could not run
@@ -63,17 +66,35 @@ struct CampaignOutcome {
   std::uint64_t peak_fetched_bytes = 0;  //!< the most the campaign's downloads held at once
 };
 
-//! Plans only (for --dry-run): the work, and what a new campaign would run.
-Result<PlannedWork> plan_campaign(const CampaignOptions& options,
-                                  process::ProcessLauncher& launcher);
+//! What planning found: the work, and the stack and profile it was planned for.
+struct CampaignPlan {
+  PlannedWork work;
+  stack::Stack stack;
+  backend::BackendProfile profile;
+};
+
+//! Plans only (for --dry-run and fleet campaigns): the work, and what a new campaign would run.
+Result<CampaignPlan> plan_campaign(const CampaignOptions& options,
+                                   process::ProcessLauncher& launcher);
+
+//! campaign.json: the options and the stack a campaign was planned with.
+nlohmann::json settings_json(const CampaignOptions& options, const stack::Stack& stack);
 
 Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
                                      process::ProcessLauncher& launcher, CampaignObserver& observer,
                                      const std::atomic<bool>& stop);
 
-//! Ends every process of a run that a killed canrun of campaign `dir` left behind: the process
-//! groups its journal names whose members still carry CANRUN_CAMPAIGN=<dir>. Returns how many
-//! processes it killed.
-int end_leftover_processes(const std::filesystem::path& dir);
+//! One slice of a fleet campaign planned in options.dir (fleet.h), as `canrun worker` runs it:
+//! its verdicts (and failure logs) go to the folder only; the collect step fills the dataset.
+//! Holds the slice's lock (a second worker of the same slice is refused), skips items already
+//! done (a requeued worker continues), and refuses a node whose stack is not the one planned.
+Result<CampaignOutcome> run_worker(const CampaignOptions& options, int slice,
+                                   process::ProcessLauncher& launcher, CampaignObserver& observer,
+                                   const std::atomic<bool>& stop);
+
+//! Ends every process of a run that a killed canrun of campaign `dir` (slice `slice`) left
+//! behind: the process groups its journal names whose members still carry
+//! CANRUN_CAMPAIGN=<dir>. Returns how many processes it killed.
+int end_leftover_processes(const std::filesystem::path& dir, int slice = 0);
 
 }  // namespace canrun::campaign

@@ -44,7 +44,15 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
   for (int idx = 1; idx < argc; ++idx) {
     std::string_view arg = argv[idx];
     if (arg == "--") return std::nullopt;
-    if (arg.starts_with('-')) continue;
+    if (arg.starts_with('-')) {
+      // An option's value is not a command: skip it ("--backend cpu").
+      const CLI::Option* option =
+          arg.find('=') == std::string_view::npos
+              ? current->get_option_no_throw(std::string(arg))
+              : nullptr;
+      if (option != nullptr && option->get_type_size_max() > 0) ++idx;
+      continue;
+    }
     const auto subcommands = current->get_subcommands({});
     if (subcommands.empty()) return std::nullopt;
     const auto found =
@@ -77,10 +85,12 @@ int run(int argc, char** argv) {
   CommandRegistry registry{&app, &action};
   register_test_command(registry);
   register_campaign_command(registry);
+  register_worker_command(registry);
   register_plan_command(registry);
   register_render_command(registry);
   register_judge_command(registry);
   register_dataset_command(registry);
+  register_cache_command(registry);
   register_hub_command(registry);
   register_serve_command(registry);
 

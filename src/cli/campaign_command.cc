@@ -11,15 +11,20 @@
 #include <map>
 #include <memory>
 
+#include "campaign/executors.h"
+#include "campaign/fleet.h"
 #include "campaign/local_campaign.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
 #include "cli/trial_options.h"
+#include "core/atomic_file.h"
+#include "core/cache_dir.h"
 #include "core/json_output.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "dataset/row_json.h"
+#include "process/process.h"
 
 namespace canrun::cli {
 namespace {
@@ -41,6 +46,20 @@ struct CampaignCommandOptions {
   bool resume = false;
   std::string retry;
   bool dry_run = false;
+  bool json = false;
+  // Fleet campaigns (campaign/fleet.h, campaign/executors.h).
+  std::string executor = "local";
+  std::size_t slices = 2;
+  campaign::ExecutorOptions fleet;
+  std::string emit;
+  std::string collect;
+};
+
+struct WorkerOptions {
+  std::string campaign_dir;
+  int index = -1;
+  std::string python;
+  std::string cache;
   bool json = false;
 };
 
@@ -176,7 +195,17 @@ int print_plan(const campaign::PlannedWork& work, bool json) {
   return kExitOk;
 }
 
+//! What a campaign or a worker did: the items with their verdicts (JSON or a table), then
+//! the exit code: 130 interrupted, 1 when some trial could not run, else 0.
+int print_outcome(const campaign::CampaignOutcome& outcome, const fs::path& campaign_dir,
+                  bool json);
+
+int run_collect(const CampaignCommandOptions& options);
+int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign);
+
 int run_campaign_command(const CampaignCommandOptions& options) {
+  if (!options.collect.empty()) return run_collect(options);
+  if (options.out.empty()) return report(invalid_argument("--out is required"));
   CANRUN_ASSIGN_OR_RETURN_EXIT(trial::TrialRequest request, trial_request(options.trial));
   campaign::CampaignOptions campaign;
   campaign.trial = std::move(request);
@@ -198,11 +227,12 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   campaign.resume = options.resume;
   campaign.retry = options.retry;
   if (campaign.selection.tasks.empty()) return report(invalid_argument("--tasks names no task"));
+  if (options.executor != "local") return run_fleet(options, campaign);
   auto launcher = process::make_posix_launcher();
   if (options.dry_run) {
-    CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::PlannedWork work,
+    CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::CampaignPlan plan,
                                  campaign::plan_campaign(campaign, *launcher));
-    return print_plan(work, options.json);
+    return print_plan(plan.work, options.json);
   }
   ProgressDisplay progress(options.json);
   stop_requested = false;
@@ -211,9 +241,15 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   ::signal(SIGINT, SIG_DFL);
   progress.clear();
   if (!outcome.ok()) return report(outcome.error());
+  return print_outcome(*outcome, campaign.dir, options.json);
+}
+
+int print_outcome(const campaign::CampaignOutcome& outcome_value, const fs::path& campaign_dir,
+                  bool json) {
+  const campaign::CampaignOutcome* outcome = &outcome_value;
   std::map<std::string, std::size_t> counts;
   for (const auto& [index, row] : outcome->results) ++counts[std::string(to_string(row.result))];
-  if (options.json) {
+  if (json) {
     nlohmann::json out = {{"items", nlohmann::json::array()},
                           {"counts", counts},
                           {"unresolved", outcome->unresolved},
@@ -221,8 +257,8 @@ int run_campaign_command(const CampaignCommandOptions& options) {
                           {"interrupted", outcome->interrupted},
                           {"wall_s", outcome->wall_s},
                           {"peak_fetched_bytes", outcome->peak_fetched_bytes},
-                          {"campaign_dir", fs::absolute(campaign.dir).string()}};
-    for (std::size_t index = 0; index < outcome->items.size(); ++index) {
+                          {"campaign_dir", fs::absolute(campaign_dir).string()}};
+    for (const std::size_t index : outcome->indices) {
       const auto found = outcome->results.find(index);
       out["items"].push_back(item_json(outcome->items[index],
                                        found == outcome->results.end() ? nullptr : &found->second));
@@ -230,7 +266,7 @@ int run_campaign_command(const CampaignCommandOptions& options) {
     print_json(std::cout, out);
   } else {
     TextTable table({"MODEL", "TASK", "RESULT", "CORES", "TIME", "WHY"});
-    for (std::size_t index = 0; index < outcome->items.size(); ++index) {
+    for (const std::size_t index : outcome->indices) {
       const auto& item = outcome->items[index];
       const auto found = outcome->results.find(index);
       const dataset::VerdictRow* row = found == outcome->results.end() ? nullptr : &found->second;
@@ -243,7 +279,7 @@ int run_campaign_command(const CampaignCommandOptions& options) {
     std::string summary;
     for (const auto& [result, count] : counts) summary += fmt::format(" {} {}", result, count);
     std::cout << fmt::format("{} of {} items have a verdict:{} ({:.0f} s){}\n",
-                             outcome->results.size(), outcome->items.size(), summary,
+                             outcome->results.size(), outcome->indices.size(), summary,
                              outcome->wall_s, outcome->interrupted ? "; interrupted" : "");
     for (const auto& problem : outcome->unresolved) std::cout << "unresolved: " << problem << "\n";
     for (const auto& problem : outcome->problems) std::cout << "problem: " << problem << "\n";
@@ -252,7 +288,180 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   return outcome->problems.empty() ? kExitOk : kExitFailed;
 }
 
+std::string describe_counts(const std::map<std::string, std::size_t>& counts) {
+  std::string out;
+  for (const auto& [result, count] : counts)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", result, count);
+  return out.empty() ? "-" : out;
+}
+
+nlohmann::json slices_json(const std::vector<campaign::SliceState>& slices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& slice : slices) {
+    out.push_back({{"slice", slice.slice},
+                   {"state", slice.state},
+                   {"items", slice.items},
+                   {"done", slice.done},
+                   {"results", slice.results},
+                   {"remaining_s", slice.remaining_s}});
+  }
+  return out;
+}
+
+void print_slices(const std::vector<campaign::SliceState>& slices) {
+  TextTable table({"SLICE", "STATE", "DONE", "RESULTS", "LEFT (EXPECTED)"});
+  for (const auto& slice : slices) {
+    table.add({std::to_string(slice.slice), slice.state,
+               fmt::format("{}/{}", slice.done, slice.items), describe_counts(slice.results),
+               slice.done == slice.items ? "-" : fmt::format("{:.0f} s", slice.remaining_s)});
+  }
+  table.print(std::cout);
+}
+
+int run_collect(const CampaignCommandOptions& options) {
+  if (options.out.empty()) return report(invalid_argument("--collect needs --out DATASET"));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::CollectOutcome outcome,
+                               campaign::collect_campaign(options.collect, options.out));
+  std::size_t pending = 0;
+  for (const auto& slice : outcome.slices) pending += slice.state != "done";
+  if (options.json) {
+    print_json(std::cout, {{"slices", slices_json(outcome.slices)},
+                           {"merged_rows", outcome.merged_rows},
+                           {"pending_slices", pending}});
+  } else {
+    print_slices(outcome.slices);
+    std::cout << fmt::format("{} rows of {} done slice(s) merged into {}", outcome.merged_rows,
+                             outcome.slices.size() - pending, options.out);
+    std::cout << (pending ? fmt::format("; {} slice(s) not done, left out\n", pending) : "\n");
+  }
+  return pending ? kExitFailed : kExitOk;
+}
+
+int run_status(const std::string& dir, bool json) {
+  CANRUN_ASSIGN_OR_RETURN_EXIT(auto slices, campaign::slice_states(dir));
+  // The campaign ends when its slowest unfinished slice does (each slice runs on its own node).
+  double eta = 0;
+  std::map<std::string, std::size_t> counts;
+  for (const auto& slice : slices) {
+    eta = std::max(eta, slice.remaining_s);
+    for (const auto& [result, count] : slice.results) counts[result] += count;
+  }
+  if (json) {
+    print_json(std::cout, {{"slices", slices_json(slices)}, {"results", counts}, {"eta_s", eta}});
+    return kExitOk;
+  }
+  print_slices(slices);
+  std::cout << fmt::format("results: {}; expected left: {:.0f} s (the slowest slice)\n",
+                           describe_counts(counts), eta);
+  return kExitOk;
+}
+
+int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign) {
+  if (options.campaign_dir.empty()) {
+    return report(invalid_argument("--executor " + options.executor +
+                                   " needs --campaign-dir DIR on storage every node mounts (the "
+                                   "slices and results go there)"));
+  }
+  auto launcher = process::make_posix_launcher();
+  const nlohmann::json executor = {{"kind", options.executor}};
+  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
+                               campaign::plan_fleet(campaign, options.slices, executor, *launcher));
+  campaign::ExecutorOptions fleet = options.fleet;
+  fleet.campaign_dir = fs::absolute(campaign.dir);
+  fleet.out = fs::absolute(campaign.out);
+  if (fleet.canrun.empty()) fleet.canrun = (executable_dir() / "canrun").string();
+  std::map<std::string, std::string> files;
+  if (options.executor == "slurm") {
+    files = campaign::slurm_files(plan, fleet);
+  } else {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
+                                 trial::trial_profile(campaign.trial));
+    files = campaign::kubernetes_files(plan, profile, fleet);
+  }
+  const fs::path where =
+      options.emit.empty() ? fleet.campaign_dir / options.executor : fs::path(options.emit);
+  std::error_code error;
+  fs::create_directories(where, error);
+  fs::create_directories(fleet.campaign_dir / "slurm", error);  // the jobs' output files
+  for (const auto& [name, text] : files) {
+    if (auto status = write_file_atomically(where / name, text); !status.ok()) {
+      return report(status.error());
+    }
+    if (name.ends_with(".sh") || name.ends_with(".sbatch")) {
+      fs::permissions(where / name, fs::perms::owner_exec | fs::perms::group_exec,
+                      fs::perm_options::add, error);
+    }
+  }
+  std::cout << fmt::format("planned {} items in {} slice(s) in {}; {} written to {}\n",
+                           plan.work.items.size(), plan.slices.size(), fleet.campaign_dir.string(),
+                           options.executor, where.string());
+  if (options.executor != "slurm" || !options.emit.empty()) return kExitOk;
+  // Submit: the array, then the collect job once every task ended.
+  process::ProcessSpec submit;
+  submit.argv = {"sh", (where / "submit.sh").string()};
+  submit.timeout = std::chrono::seconds(120);
+  auto submitted = launcher->run(submit);
+  if (!submitted.ok()) return report(submitted.error());
+  if (submitted->exit_code != 0) {
+    return report(Error(ErrorCode::kFailedCheck,
+                        fmt::format("submitting with sbatch failed (exit {}): {}",
+                                    submitted->exit_code.value_or(-1), submitted->stderr_tail)));
+  }
+  std::cout << "submitted: " << submitted->stdout_tail;
+  return kExitOk;
+}
+
+int run_worker_command(const WorkerOptions& options) {
+  int index = options.index;
+  if (index < 0) {
+    for (const char* variable : {"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}) {
+      if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
+        index = std::atoi(value);
+        break;
+      }
+    }
+  }
+  if (index < 0) {
+    return report(invalid_argument(
+        "--index is required (or SLURM_ARRAY_TASK_ID / JOB_COMPLETION_INDEX in the environment)"));
+  }
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      campaign::CampaignOptions campaign,
+      campaign::worker_options(options.campaign_dir, options.python, options.cache));
+  auto launcher = process::make_posix_launcher();
+  ProgressDisplay progress(options.json);
+  stop_requested = false;
+  ::signal(SIGINT, on_interrupt);
+  ::signal(SIGTERM, on_interrupt);  // Slurm and Kubernetes stop a task with SIGTERM
+  auto outcome = campaign::run_worker(campaign, index, *launcher, progress, stop_requested);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  progress.clear();
+  if (!outcome.ok()) return report(outcome.error());
+  return print_outcome(*outcome, campaign.dir, options.json);
+}
+
 }  // namespace
+
+void register_worker_command(const CommandRegistry& registry) {
+  auto options = std::make_shared<WorkerOptions>();
+  CLI::App* command = registry.root->add_subcommand(
+      "worker",
+      "Run one slice of a fleet campaign on this node (what each Slurm array task or Kubernetes "
+      "index runs); idempotent: a requeued worker continues its slice");
+  command->add_option("--campaign-dir", options->campaign_dir, "The fleet campaign's folder")
+      ->required();
+  command->add_option("--index", options->index,
+                      "The slice (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)");
+  command->add_option("--python", options->python,
+                      "This node's stack Python (default: $CANRUN_PYTHON or the venv)");
+  command->add_option("--cache", options->cache,
+                      "This node's cache folder (default: $CANRUN_CACHE)");
+  command->add_flag("--json", options->json, "Machine-readable output");
+  command->callback([registry, options] {
+    *registry.action = [options] { return run_worker_command(*options); };
+  });
+}
 
 void register_campaign_command(const CommandRegistry& registry) {
   auto options = std::make_shared<CampaignCommandOptions>();
@@ -273,7 +482,7 @@ void register_campaign_command(const CommandRegistry& registry) {
       ->capture_default_str();
   command->add_option("--models", options->models,
                       "Test exactly these: a file of \"MODEL [TASK]\" lines");
-  command->add_option("--out", options->out, "The dataset to record verdicts in")->required();
+  command->add_option("--out", options->out, "The dataset to record verdicts in (required)");
   command->add_option("--campaign-dir", options->campaign_dir,
                       "The campaign's folder (default: DATASET/.campaign/BACKEND)");
   command->add_option("--cores", options->cores,
@@ -295,7 +504,45 @@ void register_campaign_command(const CommandRegistry& registry) {
       ->add_option("--judge-model", options->trial.request.judge_model,
                    "Judge of sharded runs' output")
       ->capture_default_str();
-  command->callback([registry, options] {
+  command
+      ->add_option("--executor", options->executor,
+                   "local: run here; slurm: plan into --campaign-dir, write the job array and "
+                   "collect job and submit them (sbatch); k8s: write an Indexed Job and the "
+                   "collect Job")
+      ->check(CLI::IsMember({"local", "slurm", "k8s"}))
+      ->capture_default_str();
+  command->add_option("--slices", options->slices, "Slices of a fleet campaign (nodes' tasks)")
+      ->capture_default_str();
+  command->add_option("--parallel", options->fleet.parallel,
+                      "Slices running at once (Slurm %M, Job parallelism); 0: all");
+  command->add_option("--emit", options->emit,
+                      "Write the fleet's scripts or manifests to this folder; submit nothing");
+  command->add_option("--collect", options->collect,
+                      "Merge the done slices of this fleet campaign folder into --out");
+  command->add_option("--canrun", options->fleet.canrun,
+                      "canrun as the nodes run it (default: this executable)");
+  command->add_option("--image", options->fleet.image, "k8s: the image with canrun and the stack");
+  command
+      ->add_option("--volume-claim", options->fleet.volume_claim,
+                   "k8s: the PersistentVolumeClaim mounted at /campaign; the campaign folder "
+                   "and the dataset are at its top")
+      ->capture_default_str();
+  command->add_option("--instance-type", options->fleet.instance_type,
+                      "k8s: node selector (default: the backend's, trn2.48xlarge for neuron)");
+  auto status_options = std::make_shared<std::pair<std::string, bool>>();
+  CLI::App* status = command->add_subcommand(
+      "status",
+      "Each slice's state, counts per result and the expected time left, read from "
+      "the campaign folder (wherever the campaign runs)");
+  status->add_option("DIR", status_options->first, "The campaign folder")->required();
+  status->add_flag("--json", status_options->second, "Machine-readable output");
+  status->callback([registry, status_options] {
+    *registry.action = [status_options] {
+      return run_status(status_options->first, status_options->second);
+    };
+  });
+  command->callback([registry, options, command] {
+    if (command->got_subcommand("status")) return;
     *registry.action = [options] { return run_campaign_command(*options); };
   });
 }

@@ -17,7 +17,9 @@ struct CommandRegistry {
 };
 
 void register_campaign_command(const CommandRegistry& registry);
+void register_worker_command(const CommandRegistry& registry);
 void register_dataset_command(const CommandRegistry& registry);
+void register_cache_command(const CommandRegistry& registry);
 void register_hub_command(const CommandRegistry& registry);
 void register_judge_command(const CommandRegistry& registry);
 void register_plan_command(const CommandRegistry& registry);

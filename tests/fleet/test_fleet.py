@@ -1,0 +1,177 @@
+"""A fleet campaign run the way a Slurm array or a Kubernetes Indexed Job runs it, with the
+worker commands started here: planned into a campaign folder and cut into slices, the scripts
+and manifests written, each slice run by `canrun worker` (a duplicate refused, one killed
+mid-way and requeued), its state read by `campaign status`, and collected into a dataset
+with every model exactly once."""
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+FIXTURES = SOURCE / ".cache" / "fixtures"
+MODELS = {"canrun-fixtures/tiny-llama": "PASS", "canrun-fixtures/tiny-qwen3": "PASS",
+          "canrun-fixtures/tiny-mistral": "PASS", "canrun-fixtures/unknown-arch": "FAIL_LOAD",
+          "canrun-fixtures/no-weights": "EXCLUDED"}
+OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
+           "--memory-per-core", "0.0005", "--reserve", "0"]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory, canrun_bin):
+    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)],
+                   check=True)
+    root = tmp_path_factory.mktemp("fleet").resolve()
+    (root / "models.txt").write_text("\n".join(MODELS) + "\n")
+    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1",
+               CANRUN_CACHE=str(root / "cache"))
+    env.pop("HF_HUB_CACHE", None)
+
+    def canrun(*args, timeout=900):
+        return subprocess.run([str(canrun_bin), *map(str, args)], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+
+    planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
+                     "/dev/null", "--out", root / "dataset", "--campaign-dir", root / "campaign",
+                     "--executor", "slurm", "--slices", "2", "--parallel", "1", "--emit",
+                     root / "emit")
+    assert planned.returncode == 0, planned.stderr
+    return {"root": root, "env": env, "canrun": canrun, "bin": str(canrun_bin),
+            "planned": planned}
+
+
+def slices_of(root):
+    return json.loads((root / "campaign" / "slices.json").read_text())["slices"]
+
+
+def status(fleet):
+    result = fleet["canrun"]("campaign", "status", fleet["root"] / "campaign", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_plan_is_cut_into_slices_and_the_scripts_say_how_to_run_them(fleet):
+    root = fleet["root"]
+    slices = slices_of(root)
+    assert len(slices) == 2 and sorted(sum(slices, [])) == list(range(len(MODELS)))
+    assert all(slices), "each slice has work"
+    assert "planned 5 items in 2 slice(s)" in fleet["planned"].stdout
+    settings = json.loads((root / "campaign" / "campaign.json").read_text())
+    assert settings["executor"] == {"kind": "slurm"} and settings["slices"] == 2
+    assert settings["compiler_version"] and settings["library_version"]
+
+    worker = (root / "emit" / "worker.sbatch").read_text()
+    for line in ("#SBATCH --exclusive", "#SBATCH --requeue", "#SBATCH --nodes=1"):
+        assert line in worker.splitlines()
+    assert f"worker --campaign-dir '{root / 'campaign'}' --index \"$SLURM_ARRAY_TASK_ID\"" in worker
+    submit = (root / "emit" / "submit.sh").read_text()
+    assert "sbatch --parsable --array=0-1%1 " in submit
+    assert "--dependency=afterany:" in submit
+    collect = (root / "emit" / "collect.sbatch").read_text()
+    assert f"campaign --collect '{root / 'campaign'}' --out '{root / 'dataset'}'" in collect
+    for name in ("worker.sbatch", "collect.sbatch", "submit.sh"):
+        check = subprocess.run(["bash", "-n", str(root / "emit" / name)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+    # A folder that holds a campaign is not planned over.
+    again = fleet["canrun"]("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
+                            "/dev/null", "--out", root / "dataset", "--campaign-dir",
+                            root / "campaign", "--executor", "slurm", "--emit", root / "emit2")
+    assert again.returncode == 2 and "already holds a campaign" in again.stderr
+
+
+def test_workers_run_their_slices_and_collect_merges_each_model_once(fleet):
+    root, canrun = fleet["root"], fleet["canrun"]
+    assert [s["state"] for s in status(fleet)["slices"]] == ["waiting", "waiting"]
+
+    # Slice 1's worker, killed once it has started a run, then run again (Slurm's requeue).
+    command = [fleet["bin"], "worker", "--campaign-dir", str(root / "campaign"), "--json"]
+    first = subprocess.Popen(command + ["--index", "1"], env=fleet["env"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    journal = root / "campaign" / "slices" / "1" / "journal.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and '"start"' not in (journal.read_text() if journal.exists() else ""):
+        time.sleep(0.1)
+    assert status(fleet)["slices"][1]["state"] == "running"
+    # A duplicate of a running slice is refused and changes nothing.
+    duplicate = canrun("worker", "--campaign-dir", root / "campaign", "--index", "1")
+    assert duplicate.returncode == 1 and "is being run by another worker" in duplicate.stderr
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    # Nothing of a killed slice reaches the dataset.
+    early = canrun("campaign", "--collect", root / "campaign", "--out", root / "dataset", "--json")
+    assert early.returncode == 1
+    assert json.loads(early.stdout)["merged_rows"] == 0
+
+    requeued = canrun("worker", "--campaign-dir", root / "campaign", "--index", "1", "--json")
+    assert requeued.returncode == 0, requeued.stderr
+    env = dict(fleet["env"], SLURM_ARRAY_TASK_ID="0")  # the index as Slurm gives it
+    zero = subprocess.run([fleet["bin"], "worker", "--campaign-dir", str(root / "campaign"),
+                           "--json"], env=env, capture_output=True, text=True, timeout=900)
+    assert zero.returncode == 0, zero.stderr
+    ran = {item["model_id"]: item["result"] for out in (zero, requeued)
+           for item in json.loads(out.stdout)["items"]}
+    assert ran == MODELS
+
+    state = status(fleet)
+    assert [s["state"] for s in state["slices"]] == ["done", "done"] and state["eta_s"] == 0
+    assert sum(state["results"].values()) == len(MODELS)
+
+    for attempt in range(2):  # collecting again changes nothing
+        collected = canrun("campaign", "--collect", root / "campaign", "--out", root / "dataset")
+        assert collected.returncode == 0, collected.stderr
+        assert "5 rows of 2 done slice(s) merged" in collected.stdout
+        table = pd.read_parquet(root / "dataset" / "data")
+        assert dict(zip(table.model_id, table.result)) == MODELS and table.model_id.is_unique
+    logs = list((root / "dataset" / "logs").rglob("*.log"))
+    assert [p.parent.name for p in logs] == ["unknown-arch"]
+    check = canrun("dataset", "validate", root / "dataset")
+    assert check.returncode == 0, check.stdout
+
+
+def test_a_worker_refuses_what_it_cannot_run(fleet):
+    root, canrun = fleet["root"], fleet["canrun"]
+    beyond = canrun("worker", "--campaign-dir", root / "campaign", "--index", "7")
+    assert beyond.returncode == 2 and "has slices 0 to 1" in beyond.stderr
+    nothing = canrun("worker", "--campaign-dir", root / "nowhere", "--index", "0")
+    assert nothing.returncode == 2 and "holds no planned campaign" in nothing.stderr
+    env = {k: v for k, v in fleet["env"].items()
+           if k not in ("SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX")}
+    unnamed = subprocess.run([fleet["bin"], "worker", "--campaign-dir", str(root / "campaign")],
+                             env=env, capture_output=True, text=True)
+    assert unnamed.returncode == 2 and "--index is required" in unnamed.stderr
+
+
+def test_kubernetes_manifests_are_an_indexed_job_and_its_worker_runs(fleet, tmp_path):
+    root, canrun = fleet["root"], fleet["canrun"]
+    planned = canrun("campaign", "--backend", "neuron", "--python", sys.executable,
+                     *OPTIONS[2:], "--models", root / "models.txt", "--exclusions", "/dev/null",
+                     "--out", tmp_path / "dataset", "--campaign-dir", tmp_path / "campaign",
+                     "--executor", "k8s", "--slices", "2", "--image", "example/canrun:1",
+                     "--emit", tmp_path / "k8s")
+    if planned.returncode != 0 and "neuronx-cc" in planned.stderr:
+        # No neuron stack here: plan the same on the cpu backend.
+        planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
+                         "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir",
+                         tmp_path / "campaign", "--executor", "k8s", "--slices", "2",
+                         "--image", "example/canrun:1", "--emit", tmp_path / "k8s")
+    assert planned.returncode == 0, planned.stderr
+    job = json.loads((tmp_path / "k8s" / "job.json").read_text())
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["completions"] == 2
+    assert spec["backoffLimitPerIndex"] >= 1 and "podFailurePolicy" in spec
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["command"][-1] == "$(JOB_COMPLETION_INDEX)"
+    # Index 0's command, run here as the pod would (paths on the volume mapped to this folder).
+    command = [fleet["bin"] if word == "canrun" else word for word in container["command"]]
+    command = [str(tmp_path / "campaign") if word == "/campaign/campaign" else word
+               for word in command]
+    command[-1] = "0"
+    ran = subprocess.run(command, env=fleet["env"], capture_output=True, text=True, timeout=900)
+    assert ran.returncode == 0, shlex.join(command) + "\n" + ran.stderr
