@@ -1,0 +1,147 @@
+#include "cache/cache_tree.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/text.h"
+
+namespace canrun::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kModulePrefix = "MODULE_";
+
+//! Paths and locations in messages, whole: their ends are what tell them apart.
+std::string quote_whole(std::string_view text) { return quote_for_message(text, 1024); }
+
+//! The version folder an entry counts under: its first folder, or the tree's own name.
+std::string version_of(std::string_view entry, std::string_view root_name) {
+  const auto slash = entry.find('/');
+  return std::string(slash == std::string_view::npos ? root_name : entry.substr(0, slash));
+}
+
+std::int64_t mtime_ms(fs::file_time_type time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::file_clock::to_sys(time).time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string_view entry_state_name(EntryState state) {
+  switch (state) {
+    case EntryState::kComplete:
+      return "complete";
+    case EntryState::kFailed:
+      return "failed";
+    case EntryState::kIncomplete:
+      return "incomplete";
+  }
+  return "incomplete";
+}
+
+std::string entry_of(std::string_view path) {
+  // Folders only: the last component is the file's own name.
+  for (std::size_t start = 0, slash = path.find('/'); slash != std::string_view::npos;
+       start = slash + 1, slash = path.find('/', start)) {
+    if (path.substr(start, slash - start).starts_with(kModulePrefix)) {
+      return std::string(path.substr(0, slash));
+    }
+  }
+  return std::string(path);
+}
+
+std::map<std::string, EntryState> entry_states(const std::vector<std::string>& paths) {
+  struct Marks {
+    bool module = false;
+    bool done = false;
+    bool log = false;
+  };
+  std::map<std::string, Marks> marks;
+  for (const std::string& path : paths) {
+    std::string entry = entry_of(path);
+    Marks& mark = marks[entry];
+    if (entry == path) continue;
+    mark.module = true;
+    const std::string_view inside = std::string_view(path).substr(entry.size() + 1);
+    mark.done |= inside == kDoneMarker;
+    mark.log |= inside == kFailedLog;
+  }
+  std::map<std::string, EntryState> states;
+  for (const auto& [entry, mark] : marks) {
+    states[entry] = !mark.module || mark.done ? EntryState::kComplete
+                    : mark.log                ? EntryState::kFailed
+                                              : EntryState::kIncomplete;
+  }
+  return states;
+}
+
+fs::path backend_cache_dir(const fs::path& cache_root, std::string_view backend) {
+  return cache_root / "compile" / backend;
+}
+
+Status check_cache_folder(const fs::path& root) {
+  std::error_code error;
+  const auto status = fs::status(root, error);
+  if (!fs::exists(status)) {
+    return not_found(fmt::format("cache folder {} does not exist", quote_whole(root.string())));
+  }
+  if (!fs::is_directory(status)) {
+    return invalid_argument(fmt::format("{} is not a folder (a compile cache is a folder)",
+                                        quote_whole(root.string())));
+  }
+  return ok_status();
+}
+
+Result<std::vector<CacheFile>> list_cache_files(const fs::path& root) {
+  CANRUN_RETURN_IF_ERROR(check_cache_folder(root));
+  std::error_code error;
+  std::vector<CacheFile> files;
+  fs::recursive_directory_iterator it(root, error), end;
+  for (; !error && it != end; it.increment(error)) {
+    const fs::directory_entry& entry = *it;
+    if (entry.is_symlink(error) || !entry.is_regular_file(error)) continue;
+    if (entry.path().filename().string().starts_with(kPartialPrefix)) continue;
+    CacheFile file;
+    file.path = entry.path().lexically_relative(root).generic_string();
+    file.size = static_cast<std::int64_t>(entry.file_size(error));
+    if (!error) file.mtime_ms = mtime_ms(entry.last_write_time(error));
+    if (error) break;
+    files.push_back(std::move(file));
+  }
+  if (error) {
+    return io_error(fmt::format("cannot read cache folder {}: {}", quote_whole(root.string()),
+                                error.message()));
+  }
+  std::sort(files.begin(), files.end(),
+            [](const CacheFile& lhs, const CacheFile& rhs) { return lhs.path < rhs.path; });
+  return files;
+}
+
+std::vector<VersionStats> cache_stats(const std::vector<CacheFile>& files,
+                                      std::string_view root_name) {
+  std::vector<std::string> paths;
+  for (const CacheFile& file : files) paths.push_back(file.path);
+  std::map<std::string, VersionStats> by_version;
+  for (const auto& [entry, state] : entry_states(paths)) {
+    VersionStats& stats = by_version[version_of(entry, root_name)];
+    ++stats.entries;
+    stats.complete += state == EntryState::kComplete;
+    stats.failed += state == EntryState::kFailed;
+    stats.incomplete += state == EntryState::kIncomplete;
+  }
+  for (const CacheFile& file : files) {
+    by_version[version_of(entry_of(file.path), root_name)].bytes += file.size;
+  }
+  std::vector<VersionStats> out;
+  for (auto& [version, stats] : by_version) {
+    stats.version = version;
+    out.push_back(std::move(stats));
+  }
+  return out;
+}
+
+}  // namespace canrun::cache

@@ -1,0 +1,107 @@
+#include "cache/cache_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/test_temp_dir.h"
+
+namespace canrun::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kVersion[] = "neuronxcc-2.16.372.0+4a9b2326";
+
+void write(const fs::path& path, std::string_view bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(CacheTreeTest, EntryIsTheFirstModuleFolderOrTheFileItself) {
+  EXPECT_EQ(entry_of("neuronxcc-2.16/MODULE_1+2/model.neff"), "neuronxcc-2.16/MODULE_1+2");
+  EXPECT_EQ(entry_of("neuronxcc-2.16/MODULE_1+2/sub/MODULE_x/f"), "neuronxcc-2.16/MODULE_1+2");
+  EXPECT_EQ(entry_of("MODULE_1+2/model.done"), "MODULE_1+2");
+  EXPECT_EQ(entry_of("inductor-2.13/fxgraph/ab/cd"), "inductor-2.13/fxgraph/ab/cd");
+  // A file named MODULE_* is a file, not a folder of an entry.
+  EXPECT_EQ(entry_of("neuronxcc-2.16/MODULE_notes"), "neuronxcc-2.16/MODULE_notes");
+}
+
+TEST(CacheTreeTest, ModuleEntriesAreCompleteOnlyWithModelDone) {
+  const auto states = entry_states({
+      "v/MODULE_done/model.done",
+      "v/MODULE_done/model.neff",
+      "v/MODULE_failed/model.log",
+      "v/MODULE_failed/model.hlo_module.pb",
+      "v/MODULE_running/model.hlo_module.pb",
+      "v/MODULE_nested/sub/model.done",  // not at the entry's top: does not count
+      "inductor/fxgraph/ab/entry",
+  });
+  EXPECT_EQ(states.at("v/MODULE_done"), EntryState::kComplete);
+  EXPECT_EQ(states.at("v/MODULE_failed"), EntryState::kFailed);
+  EXPECT_EQ(states.at("v/MODULE_running"), EntryState::kIncomplete);
+  EXPECT_EQ(states.at("v/MODULE_nested"), EntryState::kIncomplete);
+  EXPECT_EQ(states.at("inductor/fxgraph/ab/entry"), EntryState::kComplete);
+  EXPECT_EQ(states.size(), 5u);
+}
+
+TEST(CacheTreeTest, ListsRegularFilesSortedWithSizesAndLeavesPartialCopiesOut) {
+  testing::TempDir dir("cache-list");
+  write(dir.path() / kVersion / "MODULE_b" / "model.neff", "12345");
+  write(dir.path() / kVersion / "MODULE_a" / "model.done", "");
+  write(dir.path() / kVersion / "MODULE_a" / ".canrun-partial-77-model.neff", "half");
+  fs::create_symlink(dir.path() / kVersion, dir.path() / "link");
+  const auto files = list_cache_files(dir.path());
+  ASSERT_TRUE(files.ok()) << files.error().message();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].path, std::string(kVersion) + "/MODULE_a/model.done");
+  EXPECT_EQ((*files)[1].path, std::string(kVersion) + "/MODULE_b/model.neff");
+  EXPECT_EQ((*files)[1].size, 5);
+  EXPECT_GT((*files)[1].mtime_ms, 1'600'000'000'000);
+}
+
+TEST(CacheTreeTest, ListingNamesAMissingFolderOrAFile) {
+  testing::TempDir dir("cache-list-bad");
+  const auto missing = list_cache_files(dir.path() / "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message().find("nope"), std::string::npos);
+  write(dir.path() / "file", "x");
+  const auto file = list_cache_files(dir.path() / "file");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(file.error().message().find("not a folder"), std::string::npos);
+}
+
+TEST(CacheTreeTest, StatsCountEntriesAndBytesPerTopLevelFolder) {
+  const std::vector<CacheFile> files = {
+      {"neuronxcc-2.15/MODULE_a/model.done", 0, 0},
+      {"neuronxcc-2.15/MODULE_a/model.neff", 100, 0},
+      {"neuronxcc-2.16/MODULE_b/model.log", 10, 0},
+      {"neuronxcc-2.16/MODULE_c/model.neff", 50, 0},
+      {"neuronxcc-2.16/MODULE_d/model.done", 0, 0},
+      {"inductor-2.13/fxgraph/x", 7, 0},
+      {"inductor-2.13/triton/y", 3, 0},
+      {"MODULE_top/model.done", 1, 0},
+  };
+  const auto stats = cache_stats(files, "neff_cache");
+  ASSERT_EQ(stats.size(), 4u);
+  EXPECT_EQ(stats[0].version, "inductor-2.13");
+  EXPECT_EQ(stats[0].entries, 2u);
+  EXPECT_EQ(stats[0].complete, 2u);
+  EXPECT_EQ(stats[0].bytes, 10);
+  EXPECT_EQ(stats[1].version, "neff_cache");
+  EXPECT_EQ(stats[1].entries, 1u);
+  EXPECT_EQ(stats[2].version, "neuronxcc-2.15");
+  EXPECT_EQ(stats[2].complete, 1u);
+  EXPECT_EQ(stats[2].bytes, 100);
+  EXPECT_EQ(stats[3].version, "neuronxcc-2.16");
+  EXPECT_EQ(stats[3].entries, 3u);
+  EXPECT_EQ(stats[3].complete, 1u);
+  EXPECT_EQ(stats[3].failed, 1u);
+  EXPECT_EQ(stats[3].incomplete, 1u);
+  EXPECT_EQ(stats[3].bytes, 60);
+}
+
+}  // namespace
+}  // namespace canrun::cache
