@@ -1,13 +1,14 @@
 """canrun cache sync / stats as a user meets them: real folders, and Storage Buckets through a
 stand-in `hf` on PATH (tests/fixtures/hf_standin.py) that checks and records its arguments."""
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
-STANDIN = Path(__file__).resolve().parents[1] / "fixtures" / "hf_standin.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from hf_standin import HfStandIn, path_without_hf  # noqa: E402
+
 VERSION = "neuronxcc-2.16.372.0+4a9b2326"
 OK = f"{VERSION}/MODULE_1111+aaaa"
 FAILED = f"{VERSION}/MODULE_2222+bbbb"
@@ -34,35 +35,9 @@ def tree(root):
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def path_without_hf():
-    return os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
-                           if d and not os.access(os.path.join(d, "hf"), os.X_OK))
-
-
-class HfStandIn:
-    def __init__(self, tmp_path):
-        self.root = tmp_path / "hub"
-        self.log = tmp_path / "hf-calls.jsonl"
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir()
-        script = bin_dir / "hf"
-        script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
-        script.chmod(0o755)
-        self.env = {"PATH": f"{bin_dir}{os.pathsep}{path_without_hf()}",
-                    "HF_STANDIN_ROOT": str(self.root), "HF_STANDIN_LOG": str(self.log)}
-
-    def calls(self):
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-    def bucket(self, path):
-        return self.root / "buckets" / path
-
-
 @pytest.fixture
 def hf(tmp_path):
-    return HfStandIn(tmp_path)
+    return HfStandIn(tmp_path / "hf")
 
 
 def sync_json(canrun, *args, env=None):
