@@ -64,6 +64,12 @@ Result<CacheLocation> parse_bucket(std::string_view text) {
   return location;
 }
 
+//! A folder's path without a trailing '/': "cache/" and "cache" name the same folder.
+fs::path folder_path(std::string_view text) {
+  fs::path path = fs::path(text).lexically_normal();
+  return path.has_filename() || !path.has_relative_path() ? path : path.parent_path();
+}
+
 Error fs_error(std::string_view doing, const fs::path& path, const std::error_code& error) {
   return io_error(fmt::format("cannot {} {}: {}", doing, path.string(), error.message()));
 }
@@ -122,9 +128,17 @@ Result<std::vector<CacheFile>> destination_files(const fs::path& destination) {
   return files;
 }
 
+//! `path` absolute, its links resolved as far as it exists.
+fs::path resolved(const fs::path& path) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error);
+  const fs::path canonical = fs::weakly_canonical(absolute, error);
+  return (error ? absolute : canonical).lexically_normal();
+}
+
 Status check_not_nested(const fs::path& source, const fs::path& destination) {
-  const fs::path from = fs::weakly_canonical(fs::absolute(source)).lexically_normal();
-  const fs::path to = fs::weakly_canonical(fs::absolute(destination)).lexically_normal();
+  const fs::path from = resolved(source);
+  const fs::path to = resolved(destination);
   const fs::path inside = to.lexically_relative(from);
   if (!inside.empty() && *inside.begin() != "..") {
     return invalid_argument(
@@ -225,7 +239,9 @@ Result<SyncPlan> sync_with_bucket(const SyncRequest& request, process::ProcessLa
   std::vector<std::string> args = {"buckets", "sync", hf_argument(request.source),
                                    hf_argument(request.destination)};
   if (request.delete_extra) args.push_back("--delete");
-  args.insert(args.end(), {"--plan", full_plan.string()});
+  // The partial copies of a local sync into the same folder are not part of the cache.
+  args.insert(args.end(),
+              {"--exclude", fmt::format("*{}*", kPartialPrefix), "--plan", full_plan.string()});
   CANRUN_RETURN_IF_ERROR(hub::run_hf(args, launcher, kHfTimeout));
   CANRUN_ASSIGN_OR_RETURN(HfPlan hf_plan, read_hf_plan(full_plan));
   SyncPlan plan = plan_sync(hf_plan.steps);
@@ -268,7 +284,7 @@ Result<CacheLocation> parse_location(std::string_view text) {
           "{}: a file:// URL names a local absolute path (file:///PATH); this one names host {}",
           quote_whole(text), quote_whole(rest.substr(0, rest.find('/')))));
     }
-    location.local = std::string(rest);
+    location.local = folder_path(rest);
     return location;
   }
   if (const auto scheme = text.find("://"); scheme != std::string_view::npos) {
@@ -277,7 +293,7 @@ Result<CacheLocation> parse_location(std::string_view text) {
                     "hf://buckets/<namespace>/<bucket>/<path>",
                     quote_whole(text)));
   }
-  location.local = std::string(text);
+  location.local = folder_path(text);
   return location;
 }
 

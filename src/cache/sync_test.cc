@@ -24,6 +24,8 @@ CacheLocation local(const fs::path& path) {
 
 TEST(CacheLocationTest, ParsesFoldersFileUrlsAndBuckets) {
   EXPECT_EQ(parse_location("cache/neuron")->local, "cache/neuron");
+  EXPECT_EQ(parse_location("cache/neuron/")->local, "cache/neuron");
+  EXPECT_EQ(parse_location("/")->local, "/");
   EXPECT_EQ(parse_location("file:///var/cache/x")->local, "/var/cache/x");
   EXPECT_EQ(parse_location("file://localhost/var/cache/x")->local, "/var/cache/x");
   const auto bucket =

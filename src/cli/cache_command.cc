@@ -176,8 +176,9 @@ void register_cache_command(const CommandRegistry& registry) {
       "cache entry, copied only when the entry holds model.done; entries without (failed or\n"
       "incomplete) are listed and skipped. Any other file (an inductor cache) is an entry of its\n"
       "own. Local copies are atomic per file and keep modification times. With a bucket side,\n"
-      "`hf buckets sync SRC DST [--delete] --plan FILE` (huggingface_hub) makes the plan and\n"
-      "`hf buckets sync --apply FILE` applies what is left of it.");
+      "`hf buckets sync SRC DST [--delete] --exclude '*.canrun-partial-*' --plan FILE`\n"
+      "(huggingface_hub) makes the plan and `hf buckets sync --apply FILE` applies what is left\n"
+      "of it.");
   sync->add_option("SRC", options->source,
                    "Folder, file:///PATH, or hf://buckets/<namespace>/<bucket>/<path>")
       ->required();

@@ -24,6 +24,17 @@ std::string output_tail(const process::ProcessOutcome& outcome) {
   return make_valid_utf8(text);
 }
 
+//! `arg` as a shell would need it, so a command in a message can be pasted and run.
+std::string shell_word(const std::string& arg) {
+  const bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_-./:=+@%,") == std::string::npos;
+  if (plain) return arg;
+  std::string quoted = "'";
+  for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
 Result<fs::path> find_hf_cli() {
@@ -49,8 +60,10 @@ Result<process::ProcessOutcome> run_hf(const std::vector<std::string>& args,
   spec.argv.push_back(hf.string());
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = process::current_environment();
+  spec.env["NO_COLOR"] = "1";  // its output is read, not shown on a terminal
   spec.timeout = timeout;
-  const std::string command = fmt::format("hf {}", fmt::join(args, " "));
+  std::string command = "hf";
+  for (const std::string& arg : args) command += " " + shell_word(arg);
   CANRUN_ASSIGN_OR_RETURN(process::ProcessOutcome outcome, launcher.run(spec));
   if (outcome.timed_out) {
     return Error(ErrorCode::kUnavailable,

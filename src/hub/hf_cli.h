@@ -2,7 +2,8 @@
 // for, Storage Buckets (`hf buckets sync`) and dataset repos (`hf upload`, `hf download`).
 //
 // `hf` is looked up on PATH and run with canrun's environment, so HF_TOKEN, HF_ENDPOINT,
-// HF_HOME and the rest apply to it as they do to canrun.
+// HF_HOME and the rest apply to it as they do to canrun; NO_COLOR is set, as its output is
+// captured (and quoted in errors), never shown on a terminal.
 //
 // Thread safety: free functions; run_hf may run several commands at once.
 #pragma once
