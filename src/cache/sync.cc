@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/json_fields.h"
 #include "core/json_output.h"
 #include "core/log.h"
 #include "core/model_id.h"
@@ -195,24 +196,26 @@ Result<HfPlan> read_hf_plan(const fs::path& file) {
   std::string line;
   for (int line_number = 1; std::getline(in, line); ++line_number) {
     if (line.empty()) continue;
+    const std::string where =
+        fmt::format("the plan `hf buckets sync --plan` wrote, line {}", line_number);
     const auto bad = [&](std::string_view why) {
-      return corrupt(
-          fmt::format("the plan `hf buckets sync --plan` wrote, line {}: {}", line_number, why));
+      return corrupt(fmt::format("{}: {}", where, why));
     };
     nlohmann::json json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return bad("not a JSON object");
-    const std::string type = json.value("type", "");
+    std::string type;
+    CANRUN_RETURN_IF_ERROR(read_json_string(json, where, "type", type));
     if (plan.lines.empty() != (type == "header")) return bad("a header comes first, and once");
     if (type == "operation") {
-      if (!json.contains("path") || !json["path"].is_string()) return bad("no path");
-      const std::string action = json.value("action", "");
+      SyncStep step;
+      CANRUN_ASSIGN_OR_RETURN(const std::string action,
+                              required_json_string(json, where, "action"));
       const auto found = kHfActions.find(action);
       if (found == kHfActions.end()) return bad(fmt::format("unknown action {}", action));
-      SyncStep step;
       step.action = found->second;
-      step.path = json["path"];
-      step.size = json.value("size", std::int64_t{0});
-      step.reason = json.value("reason", "");
+      CANRUN_ASSIGN_OR_RETURN(step.path, required_json_string(json, where, "path"));
+      CANRUN_RETURN_IF_ERROR(read_json_integer(json, where, "size", step.size));
+      CANRUN_RETURN_IF_ERROR(read_json_string(json, where, "reason", step.reason));
       plan.steps.push_back(std::move(step));
     } else if (type != "header") {
       continue;  // a line kind newer than canrun: not an operation
