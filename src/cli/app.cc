@@ -50,7 +50,7 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
           arg.find('=') == std::string_view::npos
               ? current->get_option_no_throw(std::string(arg))
               : nullptr;
-      if (option != nullptr && option->get_type_size_max() > 0) ++idx;
+      if (option != nullptr && option->get_items_expected_min() > 0) ++idx;
       continue;
     }
     const auto subcommands = current->get_subcommands({});

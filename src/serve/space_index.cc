@@ -25,6 +25,12 @@ namespace {
 using dataset::VerdictRow;
 using nlohmann::json;
 
+//! A query parameter's value; empty when not given.
+std::string param_of(const std::map<std::string, std::string>& params, const char* name) {
+  const auto found = params.find(name);
+  return found == params.end() ? std::string() : found->second;
+}
+
 std::string lookup_key(std::string_view model_id, std::string_view task) {
   std::string key;
   key.reserve(model_id.size() + task.size() + 1);
@@ -461,13 +467,7 @@ Result<json> SpaceIndex::compare_json(const std::map<std::string, std::string>& 
 }
 
 Result<json> SpaceIndex::causes_json(const std::map<std::string, std::string>& params) const {
-  auto param = [&](const char* name) {
-    const auto found = params.find(name);
-    return found == params.end() ? std::string() : found->second;
-  };
-  CANRUN_ASSIGN_OR_RETURN(
-      const StackVerdicts* stack,
-      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
   json causes = json::array();
   std::size_t failures = 0;
   if (stack) {
@@ -561,15 +561,16 @@ std::optional<fs::path> kept_log(const fs::path& root, const VerdictRow& row) {
 
 }  // namespace
 
+Result<const StackVerdicts*> SpaceIndex::resolve_stack(
+    const std::map<std::string, std::string>& params) const {
+  return resolve_stack(param_of(params, "backend"), param_of(params, "compiler_version"),
+                       param_of(params, "library_version"));
+}
+
 Result<std::string> SpaceIndex::log_text(const ModelId& id,
                                          const std::map<std::string, std::string>& params) const {
-  auto param = [&](const char* name) {
-    const auto found = params.find(name);
-    return found == params.end() ? std::string() : found->second;
-  };
-  CANRUN_ASSIGN_OR_RETURN(
-      const StackVerdicts* stack,
-      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
+  const auto param = [&](const char* name) { return param_of(params, name); };
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
   const VerdictRow* row = stack ? stack->find(id.str(), param("task")) : nullptr;
   const auto path = row ? kept_log(inputs_.dataset_root, *row) : std::nullopt;
   if (!path) {
@@ -585,13 +586,8 @@ Result<std::string> SpaceIndex::log_text(const ModelId& id,
 
 Result<json> SpaceIndex::model_json(const ModelId& id,
                                     const std::map<std::string, std::string>& params) const {
-  auto param = [&](const char* name) {
-    const auto found = params.find(name);
-    return found == params.end() ? std::string() : found->second;
-  };
-  CANRUN_ASSIGN_OR_RETURN(
-      const StackVerdicts* stack,
-      resolve_stack(param("backend"), param("compiler_version"), param("library_version")));
+  const auto param = [&](const char* name) { return param_of(params, name); };
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
 
   // Every task the model appears in: a row on any stack, a ranking or the curated list.
   std::vector<std::string> model_tasks;

@@ -142,6 +142,9 @@ class SpaceIndex {
     const RankedModel* trending = nullptr;   //!< from the trending snapshot, if listed there
     std::string note;
   };
+  //! The stack named by a request's backend / compiler_version / library_version.
+  Result<const StackVerdicts*> resolve_stack(
+      const std::map<std::string, std::string>& params) const;
   Result<const StackVerdicts*> resolve_stack(const std::string& backend,
                                              const std::string& compiler_version,
                                              const std::string& library_version) const;

@@ -24,6 +24,16 @@ def test_unknown_command_exits_2_and_names_it(canrun):
     assert result.stdout == ""
 
 
+def test_option_values_are_not_taken_for_commands(canrun):
+    """campaign has a subcommand (status): the values of its options, after flags too, are
+    values, and a misspelt subcommand is still named."""
+    for args in (["--backend", "cpu"], ["--resume", "--retry", "failed"], ["--json", "--cores", "2"]):
+        result = canrun("campaign", *args, "--out", "/nonexistent", "--executor", "bogus")
+        assert result.returncode == 2 and "--executor: bogus not in" in result.stderr, args
+    misspelt = canrun("campaign", "statuss", "x")
+    assert misspelt.returncode == 2 and 'unknown command "campaign statuss"' in misspelt.stderr
+
+
 def test_unknown_flag_exits_2_and_names_it(canrun):
     result = canrun("--no-such-flag")
     assert result.returncode == 2
