@@ -40,7 +40,20 @@ def generate(torch, model, inputs, tokenizer, timings):
             timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
     return {"ok": True, "stage": "done", "tokens": tokens,
             "text": tokenizer.decode(tokens, skip_special_tokens=True),
-            "peak_device_memory_bytes": peak_memory_bytes(torch), **timings}
+            "peak_device_memory_bytes": peak_memory_bytes(torch),
+            "compile_cache": compile_cache_counts(), **timings}
+
+
+def compile_cache_counts():
+    """Graphs the compiler found in its cache and compiled anew, by its own count (TorchInductor's
+    FX graph cache counters); None when the backend keeps no such count."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return None
+    inductor = counters.get("inductor", {})
+    hits, misses = inductor.get("fxgraph_cache_hit", 0), inductor.get("fxgraph_cache_miss", 0)
+    return {"hits": hits, "misses": misses} if hits + misses else None
 
 
 def emit(result):

@@ -102,7 +102,10 @@ class Ranks:
             return first
         peaks = [r.get("peak_device_memory_bytes") for r in self.results.values()]
         peaks.append(own["peak_device_memory_bytes"])
-        return {**own, "peak_device_memory_bytes": max((p for p in peaks if p is not None), default=None)}
+        counts = [r["compile_cache"] for r in [*self.results.values(), own] if r.get("compile_cache")]
+        cache = {key: sum(c[key] for c in counts) for key in ("hits", "misses")} if counts else None
+        return {**own, "peak_device_memory_bytes": max((p for p in peaks if p is not None), default=None),
+                "compile_cache": cache}
 
     def wait(self):
         """After rank 0 is done: the first failure of another rank, or None when all are done."""

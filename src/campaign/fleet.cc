@@ -27,9 +27,10 @@ Result<FleetPlan> plan_fleet(const CampaignOptions& options, std::size_t slice_c
   if (slice_count == 0) return invalid_argument("--slices must be at least 1");
   const CampaignDir dir(fs::absolute(options.dir));
   if (dir.planned()) {
-    return invalid_argument(fmt::format("campaign folder {} already holds a campaign; give a "
-                                        "new --campaign-dir, or collect and remove that one",
-                                        dir.root().string()));
+    return invalid_argument(
+        fmt::format("campaign folder {} already holds a campaign; give a "
+                    "new --campaign-dir, or collect and remove that one",
+                    dir.root().string()));
   }
   CANRUN_ASSIGN_OR_RETURN(CampaignPlan plan, plan_campaign(options, launcher));
   FleetPlan fleet{std::move(plan.work), {}, {}};
@@ -121,6 +122,20 @@ Result<std::vector<SliceState>> slice_states(const fs::path& dir) {
       }
       ++state.done;
       ++state.results[std::string(to_string(found->second.result))];
+    }
+    // Each item's last run: a requeued or retried item counts once.
+    std::map<std::size_t, std::pair<std::int64_t, std::int64_t>> cache;
+    for (const nlohmann::json& event : campaign.read_journal(number)) {
+      const auto counts = event.find("compile_cache");
+      if (event.value("event", "") != "done" || counts == event.end() || !counts->is_object()) {
+        continue;
+      }
+      cache[event.value("item", std::size_t{0})] = {counts->value("hits", std::int64_t{0}),
+                                                    counts->value("misses", std::int64_t{0})};
+    }
+    for (const auto& [item, counts] : cache) {
+      state.cache_hits += counts.first;
+      state.cache_misses += counts.second;
     }
     if (campaign.slice_running(number)) {
       state.state = "running";

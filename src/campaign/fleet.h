@@ -17,6 +17,7 @@
 // Thread safety: free functions, one thread.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -50,6 +51,10 @@ struct SliceState {
   std::size_t done = 0;
   std::map<std::string, std::size_t> results;  //!< verdict → count
   double remaining_s = 0;                      //!< expected seconds of what is left
+  //! Compile cache hits and misses of the slice's runs (each item's last run), by the
+  //! compiler's own count; both 0 when its backend keeps none.
+  std::int64_t cache_hits = 0;
+  std::int64_t cache_misses = 0;
 };
 
 //! Every slice's state, from the folder alone.

@@ -454,16 +454,17 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   observer.planned(outcome.items, to_run.size() + to_exclude.size());
 
   std::mutex mutex;  // guards `finished`, dataset writes and the outcome
-  const auto record = [&](std::size_t index, dataset::VerdictRow row,
-                          std::string_view log = {}) -> Status {
+  const auto record = [&](std::size_t index, dataset::VerdictRow row, std::string_view log = {},
+                          std::optional<run::CompileCacheCounts> cache = std::nullopt) -> Status {
     CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row, log));
     if (!role.worker) {
       CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
       CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
     }
-    (void)dir.journal(
-        slice,
-        {{"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}});
+    nlohmann::json done = {
+        {"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}};
+    if (cache) done["compile_cache"] = {{"hits", cache->hits}, {"misses", cache->misses}};
+    (void)dir.journal(slice, std::move(done));
     outcome.results[index] = std::move(row);
     return ok_status();
   };
@@ -601,7 +602,9 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
         row.flaky = before->second.result != row.result;
       }
       std::lock_guard guard(mutex);
-      if (auto status = record(one.index, std::move(row), log); !status.ok()) {
+      if (auto status =
+              record(one.index, std::move(row), log, one.staged->device.outcome.compile_cache);
+          !status.ok()) {
         failure = status;
         break;
       }

@@ -9,6 +9,7 @@
 #include "backend/profile.h"
 #include "cache/cache_tree.h"
 #include "cache/sync.h"
+#include "campaign/fleet.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
@@ -30,8 +31,20 @@ struct CacheOptions {
   std::string dir;
   std::string backend = "cpu";
   std::string cache;
+  std::string campaign;
   bool json = false;
 };
+
+//! The compile cache hits and misses of a campaign's runs (campaign/fleet.h), as (hits, misses).
+Result<std::pair<std::int64_t, std::int64_t>> campaign_hits(const std::string& dir) {
+  CANRUN_ASSIGN_OR_RETURN(auto slices, campaign::slice_states(dir));
+  std::pair<std::int64_t, std::int64_t> counts;
+  for (const auto& slice : slices) {
+    counts.first += slice.cache_hits;
+    counts.second += slice.cache_misses;
+  }
+  return counts;
+}
 
 std::string files_text(std::size_t count) {
   return fmt::format("{} file{}", count, count == 1 ? "" : "s");
@@ -112,9 +125,19 @@ Result<std::vector<cache::CacheFile>> stats_files(const CacheOptions& options,
   return files.error().with_context(fmt::format("backend {}", options.backend));
 }
 
+std::optional<double> hit_rate(std::pair<std::int64_t, std::int64_t> counts) {
+  const auto all = counts.first + counts.second;
+  if (all == 0) return std::nullopt;
+  return static_cast<double>(counts.first) / static_cast<double>(all);
+}
+
 int run_stats(const CacheOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(const fs::path dir, stats_dir(options));
   CANRUN_ASSIGN_OR_RETURN_EXIT(const auto files, stats_files(options, dir));
+  std::optional<std::pair<std::int64_t, std::int64_t>> hits;
+  if (!options.campaign.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(hits, campaign_hits(options.campaign));
+  }
   const std::string root_name = fs::absolute(dir).lexically_normal().filename().string();
   const auto versions = cache::cache_stats(files, root_name);
   cache::VersionStats total;
@@ -140,6 +163,13 @@ int run_stats(const CacheOptions& options) {
       out["versions"].push_back(std::move(item));
     }
     out["total"] = stats_json(total);
+    if (hits) {
+      out["campaign"] = {
+          {"dir", options.campaign},
+          {"hits", hits->first},
+          {"misses", hits->second},
+          {"hit_rate", hit_rate(*hits) ? nlohmann::json(*hit_rate(*hits)) : nlohmann::json()}};
+    }
     print_json(std::cout, out);
     return kExitOk;
   }
@@ -157,6 +187,12 @@ int run_stats(const CacheOptions& options) {
   for (const auto& version : versions) add(version.version, version);
   if (versions.size() > 1) add("total", total);
   table.print(std::cout);
+  if (hits) {
+    std::cout << fmt::format(
+        "campaign {}: {} of {} compiled graphs found in the cache (hit rate {})\n",
+        options.campaign, hits->first, hits->first + hits->second,
+        hit_rate(*hits) ? fmt::format("{:.0f} %", 100 * *hit_rate(*hits)) : "-");
+  }
   return kExitOk;
 }
 
@@ -201,6 +237,9 @@ void register_cache_command(const CommandRegistry& registry) {
   stats->add_option("--backend,-b", options->backend, "Backend profile name or .toml path")
       ->capture_default_str();
   stats->add_option("--cache", options->cache, "canrun's cache folder (default: $CANRUN_CACHE)");
+  stats->add_option("--campaign", options->campaign,
+                    "Also the hit rate of this campaign's runs (its folder), by the compiler's "
+                    "own count");
   stats->add_flag("--json", options->json, "Machine-readable output");
   stats->callback(
       [registry, options] { *registry.action = [options] { return run_stats(*options); }; });

@@ -298,12 +298,14 @@ std::string describe_counts(const std::map<std::string, std::size_t>& counts) {
 nlohmann::json slices_json(const std::vector<campaign::SliceState>& slices) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& slice : slices) {
-    out.push_back({{"slice", slice.slice},
-                   {"state", slice.state},
-                   {"items", slice.items},
-                   {"done", slice.done},
-                   {"results", slice.results},
-                   {"remaining_s", slice.remaining_s}});
+    out.push_back(
+        {{"slice", slice.slice},
+         {"state", slice.state},
+         {"items", slice.items},
+         {"done", slice.done},
+         {"results", slice.results},
+         {"remaining_s", slice.remaining_s},
+         {"compile_cache", {{"hits", slice.cache_hits}, {"misses", slice.cache_misses}}}});
   }
   return out;
 }
@@ -342,17 +344,29 @@ int run_status(const std::string& dir, bool json) {
   // The campaign ends when its slowest unfinished slice does (each slice runs on its own node).
   double eta = 0;
   std::map<std::string, std::size_t> counts;
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
   for (const auto& slice : slices) {
     eta = std::max(eta, slice.remaining_s);
     for (const auto& [result, count] : slice.results) counts[result] += count;
+    hits += slice.cache_hits;
+    misses += slice.cache_misses;
   }
   if (json) {
-    print_json(std::cout, {{"slices", slices_json(slices)}, {"results", counts}, {"eta_s", eta}});
+    print_json(std::cout, {{"slices", slices_json(slices)},
+                           {"results", counts},
+                           {"eta_s", eta},
+                           {"compile_cache", {{"hits", hits}, {"misses", misses}}}});
     return kExitOk;
   }
   print_slices(slices);
   std::cout << fmt::format("results: {}; expected left: {:.0f} s (the slowest slice)\n",
                            describe_counts(counts), eta);
+  if (hits + misses > 0) {
+    std::cout << fmt::format(
+        "compile cache: {} of {} graphs found in the cache ({:.0f} %)\n", hits, hits + misses,
+        100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses));
+  }
   return kExitOk;
 }
 

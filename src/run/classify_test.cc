@@ -35,13 +35,18 @@ TEST(ResultLineTest, TakesTheLastResultLine) {
       "noise\nCANRUN_RESULT {\"ok\": false}\nmore noise CANRUN_RESULT {\"ok\": false}\n"
       "CANRUN_RESULT {\"ok\": true, \"stage\": \"done\", \"tokens\": [1, 2, 3], \"text\": \"hi\", "
       "\"load_s\": 1.5, \"peak_device_memory_bytes\": 1024, \"versions\": {\"torch\": "
-      "\"2.13.0\"}}\n");
+      "\"2.13.0\"}, \"compile_cache\": {\"hits\": 3, \"misses\": 1}}\n");
   ASSERT_TRUE(report.ok());
   ASSERT_TRUE(report->has_value());
   EXPECT_TRUE((*report)->ok);
   EXPECT_EQ((*report)->tokens, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ((*report)->load_s, 1.5);
   EXPECT_EQ((*report)->versions.at("torch"), "2.13.0");
+  EXPECT_EQ((*report)->compile_cache, (CompileCacheCounts{3, 1}));
+  // A backend that keeps no count says nothing (null), which is not zero hits.
+  EXPECT_EQ((*parse_result_line("CANRUN_RESULT {\"ok\": true, \"compile_cache\": null}\n"))
+                ->compile_cache,
+            std::nullopt);
   EXPECT_FALSE(parse_result_line("no result here\n")->has_value());
   EXPECT_EQ(parse_result_line("CANRUN_RESULT {not json\n").error().code(), ErrorCode::kCorrupt);
 }

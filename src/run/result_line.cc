@@ -51,6 +51,14 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
       json["peak_device_memory_bytes"].is_number_integer()) {
     report.peak_device_memory_bytes = json["peak_device_memory_bytes"].get<std::int64_t>();
   }
+  if (const auto cache = json.find("compile_cache"); cache != json.end() && cache->is_object()) {
+    const auto count = [&](const char* key) {
+      const auto found = cache->find(key);
+      return found != cache->end() && found->is_number_integer() ? found->get<std::int64_t>()
+                                                                 : std::int64_t{0};
+    };
+    report.compile_cache = CompileCacheCounts{count("hits"), count("misses")};
+  }
   if (json.contains("versions") && json["versions"].is_object()) {
     for (const auto& [name, version] : json["versions"].items()) {
       if (version.is_string()) report.versions[name] = version.get<std::string>();

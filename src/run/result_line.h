@@ -13,6 +13,13 @@
 
 namespace canrun::run {
 
+//! Graphs the compiler found in its cache, and compiled anew, by the compiler's own count.
+struct CompileCacheCounts {
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
+  friend bool operator==(const CompileCacheCounts&, const CompileCacheCounts&) = default;
+};
+
 struct RunReport {
   bool ok = false;
   std::string stage;  //!< load, compile, generate (failure) or done
@@ -23,6 +30,8 @@ struct RunReport {
   std::map<std::string, std::string> versions;
   std::string error;                     //!< traceback text
   std::vector<std::string> error_types;  //!< exception class names, outermost first
+  //! Set when the backend counts its compile cache's hits (inductor's FX graph cache).
+  std::optional<CompileCacheCounts> compile_cache;
 };
 
 inline constexpr std::string_view kResultMarker = "CANRUN_RESULT ";

@@ -82,6 +82,7 @@ void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
     row.ttft_s = report->ttft_s;
     row.decode_tokens_per_s = report->decode_tokens_per_s;
     row.peak_device_memory_bytes = report->peak_device_memory_bytes;
+    outcome.compile_cache = report->compile_cache;
   }
 }
 

@@ -104,6 +104,8 @@ struct TrialOutcome {
   bool reference_reused = false;
   std::filesystem::path run_dir;  //!< holds run.py, stdout.txt, stderr.txt
   std::size_t stdout_bytes = 0;   //!< what the run printed in all (only the tail is kept)
+  //! The run's compile cache hits and misses, when its backend counts them.
+  std::optional<run::CompileCacheCounts> compile_cache;
 };
 
 //! The profile, with the request's memory overrides.

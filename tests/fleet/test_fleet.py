@@ -129,6 +129,8 @@ def test_workers_run_their_slices_and_collect_merges_each_model_once(fleet):
         assert "5 rows of 2 done slice(s) merged" in collected.stdout
         table = pd.read_parquet(root / "dataset" / "data")
         assert dict(zip(table.model_id, table.result)) == MODELS and table.model_id.is_unique
+    # The compiler's own count: this first campaign on a fresh cache compiled its graphs.
+    assert state["compile_cache"]["misses"] > 0
     logs = list((root / "dataset" / "logs").rglob("*.log"))
     assert [p.parent.name for p in logs] == ["unknown-arch"]
     check = canrun("dataset", "validate", root / "dataset")
@@ -175,3 +177,27 @@ def test_kubernetes_manifests_are_an_indexed_job_and_its_worker_runs(fleet, tmp_
     command[-1] = "0"
     ran = subprocess.run(command, env=fleet["env"], capture_output=True, text=True, timeout=900)
     assert ran.returncode == 0, shlex.join(command) + "\n" + ran.stderr
+
+
+def test_a_second_campaign_compiles_nothing_and_says_so(fleet, tmp_path):
+    """The same models again, a new campaign on the same node: every graph comes from the
+    compile cache (TorchInductor's own hit counter), and `cache stats` reports the hit rate."""
+    root, canrun = fleet["root"], fleet["canrun"]
+    if not (root / "dataset" / "data").exists():
+        pytest.fail("runs after test_workers_run_their_slices_and_collect_merges_each_model_once")
+    again = tmp_path / "campaign"
+    planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
+                     "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir", again,
+                     "--executor", "slurm", "--slices", "1", "--emit", tmp_path / "emit")
+    assert planned.returncode == 0, planned.stderr
+    ran = canrun("worker", "--campaign-dir", again, "--index", "0")
+    assert ran.returncode == 0, ran.stderr
+    state = json.loads(canrun("campaign", "status", again, "--json").stdout)
+    cache = state["compile_cache"]
+    assert cache["misses"] == 0 and cache["hits"] > 0, cache
+    stats = canrun("cache", "stats", "--cache", root / "cache", "--campaign", again, "--json")
+    assert stats.returncode == 0, stats.stderr
+    report = json.loads(stats.stdout)
+    assert report["campaign"]["hit_rate"] == 1.0 and report["total"]["entries"] > 0
+    text = canrun("campaign", "status", again).stdout
+    assert f"compile cache: {cache['hits']} of {cache['hits']} graphs found in the cache (100 %)" in text
