@@ -83,6 +83,15 @@ fs::path backend_cache_dir(const fs::path& cache_root, std::string_view backend)
   return cache_root / "compile" / backend;
 }
 
+std::string compiler_cache_name(std::string_view compiler, std::string_view version) {
+  return fmt::format("{}-{}", compiler, version);
+}
+
+fs::path compiler_cache_dir(const fs::path& cache_root, std::string_view backend,
+                            std::string_view compiler, std::string_view version) {
+  return backend_cache_dir(cache_root, backend) / compiler_cache_name(compiler, version);
+}
+
 Status check_cache_folder(const fs::path& root) {
   std::error_code error;
   const auto status = fs::status(root, error);

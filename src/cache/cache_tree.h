@@ -60,6 +60,13 @@ std::map<std::string, EntryState> entry_states(const std::vector<std::string>& p
 std::filesystem::path backend_cache_dir(const std::filesystem::path& cache_root,
                                         std::string_view backend);
 
+//! The folder of one compiler version below it: <cache>/compile/<backend>/<compiler>-<version>,
+//! the same name in a shared cache (a campaign's --compile-cache).
+std::string compiler_cache_name(std::string_view compiler, std::string_view version);
+std::filesystem::path compiler_cache_dir(const std::filesystem::path& cache_root,
+                                         std::string_view backend, std::string_view compiler,
+                                         std::string_view version);
+
 //! kNotFound when `root` does not exist, kInvalidArgument when it is not a folder.
 Status check_cache_folder(const std::filesystem::path& root);
 

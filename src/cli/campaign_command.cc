@@ -11,6 +11,9 @@
 #include <map>
 #include <memory>
 
+#include "cache/cache_tree.h"
+#include "cache/sync.h"
+#include "campaign/campaign_dir.h"
 #include "campaign/executors.h"
 #include "campaign/fleet.h"
 #include "campaign/local_campaign.h"
@@ -53,6 +56,7 @@ struct CampaignCommandOptions {
   campaign::ExecutorOptions fleet;
   std::string emit;
   std::string collect;
+  std::string compile_cache;
 };
 
 struct WorkerOptions {
@@ -377,7 +381,13 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOpt
                                    "slices and results go there)"));
   }
   auto launcher = process::make_posix_launcher();
-  const nlohmann::json executor = {{"kind", options.executor}};
+  nlohmann::json executor = {{"kind", options.executor}};
+  if (!options.compile_cache.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(const cache::CacheLocation shared,
+                                 cache::parse_location(options.compile_cache));
+    executor["compile_cache"] =
+        shared.is_bucket() ? shared.bucket_uri : fs::absolute(shared.local).string();
+  }
   CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
                                campaign::plan_fleet(campaign, options.slices, executor, *launcher));
   campaign::ExecutorOptions fleet = options.fleet;
@@ -425,6 +435,48 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOpt
   return kExitOk;
 }
 
+//! A fleet campaign's shared compile cache for its compiler version, and this node's copy.
+struct SharedCompileCache {
+  cache::CacheLocation remote;
+  cache::CacheLocation local;
+};
+
+Result<std::optional<SharedCompileCache>> shared_compile_cache(
+    const campaign::CampaignOptions& campaign) {
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings,
+                          campaign::CampaignDir(campaign.dir).read_settings());
+  const auto executor = settings.value("executor", nlohmann::json::object());
+  if (!executor.is_object() || !executor.contains("compile_cache")) {
+    return std::optional<SharedCompileCache>();
+  }
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial::trial_profile(campaign.trial));
+  const std::string version = settings.value("compiler_version", "");
+  const std::string name = cache::compiler_cache_name(profile.compiler, version);
+  CANRUN_ASSIGN_OR_RETURN(
+      cache::CacheLocation remote,
+      cache::parse_location(executor["compile_cache"].get<std::string>() + "/" + name));
+  CANRUN_ASSIGN_OR_RETURN(
+      cache::CacheLocation local,
+      cache::parse_location(cache::compiler_cache_dir(trial::absolute_cache_dir(campaign.trial),
+                                                      profile.name, profile.compiler, version)
+                                .string()));
+  return std::optional(SharedCompileCache{std::move(remote), std::move(local)});
+}
+
+//! Brings the complete entries `from` lacks in `to` (never deleting); a source that does not
+//! exist yet (no node compiled anything) is nothing to bring.
+Status sync_compile_cache(const cache::CacheLocation& from, const cache::CacheLocation& to,
+                          process::ProcessLauncher& launcher) {
+  if (!from.is_bucket() && !fs::exists(from.local)) return ok_status();
+  if (!to.is_bucket()) fs::create_directories(to.local);
+  CANRUN_ASSIGN_OR_RETURN(cache::SyncPlan plan,
+                          cache::sync_cache({from, to, false, false}, launcher));
+  log::info("compile cache: {} file(s), {} copied from {} to {}",
+            plan.count(cache::SyncAction::kCopy),
+            format_bytes(plan.bytes(cache::SyncAction::kCopy)), from.text, to.text);
+  return ok_status();
+}
+
 int run_worker_command(const WorkerOptions& options) {
   int index = options.index;
   if (index < 0) {
@@ -447,10 +499,21 @@ int run_worker_command(const WorkerOptions& options) {
   stop_requested = false;
   ::signal(SIGINT, on_interrupt);
   ::signal(SIGTERM, on_interrupt);  // Slurm and Kubernetes stop a task with SIGTERM
+  CANRUN_ASSIGN_OR_RETURN_EXIT(const auto shared, shared_compile_cache(campaign));
+  if (shared) {  // the graphs any node compiled before, for this compiler version
+    if (auto pulled = sync_compile_cache(shared->remote, shared->local, *launcher); !pulled.ok()) {
+      return report(pulled.error());
+    }
+  }
   auto outcome = campaign::run_worker(campaign, index, *launcher, progress, stop_requested);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   progress.clear();
+  if (shared) {  // what this node compiled, for the others (also after a failure)
+    if (auto pushed = sync_compile_cache(shared->local, shared->remote, *launcher); !pushed.ok()) {
+      return report(pushed.error());
+    }
+  }
   if (!outcome.ok()) return report(outcome.error());
   return print_outcome(*outcome, campaign.dir, options.json);
 }
@@ -533,6 +596,11 @@ void register_campaign_command(const CommandRegistry& registry) {
                       "Write the fleet's scripts or manifests to this folder; submit nothing");
   command->add_option("--collect", options->collect,
                       "Merge the done slices of this fleet campaign folder into --out");
+  command->add_option("--compile-cache", options->compile_cache,
+                      "A compile cache every node reaches (a shared folder or "
+                      "hf://buckets/<ns>/<bucket>[/<path>]): each worker pulls its compiler "
+                      "version's graphs before running and pushes what it compiled after, so "
+                      "the fleet compiles each graph once");
   command->add_option("--canrun", options->fleet.canrun,
                       "canrun as the nodes run it (default: this executable)");
   command->add_option("--image", options->fleet.image, "k8s: the image with canrun and the stack");

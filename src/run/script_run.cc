@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ranges>
 
+#include "cache/cache_tree.h"
 #include "core/atomic_file.h"
 #include "core/log.h"
 
@@ -31,8 +32,8 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
     env["PYTHONPATH"] = path;
   }
   if (!profile.cache_env.empty()) {
-    env[profile.cache_env] = (place.cache_dir / "compile" / profile.name /
-                              fmt::format("{}-{}", profile.compiler, place.compiler_version))
+    env[profile.cache_env] = cache::compiler_cache_dir(place.cache_dir, profile.name,
+                                                       profile.compiler, place.compiler_version)
                                  .string();
   }
   if (auto pinning = place.pinning ? place.pinning : backend::pinning_value(profile, place.cores)) {

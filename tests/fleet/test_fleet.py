@@ -41,7 +41,7 @@ def fleet(tmp_path_factory, canrun_bin):
     planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
                      "/dev/null", "--out", root / "dataset", "--campaign-dir", root / "campaign",
                      "--executor", "slurm", "--slices", "2", "--parallel", "1", "--emit",
-                     root / "emit")
+                     root / "emit", "--compile-cache", root / "shared-compile-cache")
     assert planned.returncode == 0, planned.stderr
     return {"root": root, "env": env, "canrun": canrun, "bin": str(canrun_bin),
             "planned": planned}
@@ -64,7 +64,9 @@ def test_the_plan_is_cut_into_slices_and_the_scripts_say_how_to_run_them(fleet):
     assert all(slices), "each slice has work"
     assert "planned 5 items in 2 slice(s)" in fleet["planned"].stdout
     settings = json.loads((root / "campaign" / "campaign.json").read_text())
-    assert settings["executor"] == {"kind": "slurm"} and settings["slices"] == 2
+    assert settings["executor"] == {"kind": "slurm",
+                                    "compile_cache": str(root / "shared-compile-cache")}
+    assert settings["slices"] == 2
     assert settings["compiler_version"] and settings["library_version"]
 
     worker = (root / "emit" / "worker.sbatch").read_text()
@@ -179,25 +181,37 @@ def test_kubernetes_manifests_are_an_indexed_job_and_its_worker_runs(fleet, tmp_
     assert ran.returncode == 0, shlex.join(command) + "\n" + ran.stderr
 
 
-def test_a_second_campaign_compiles_nothing_and_says_so(fleet, tmp_path):
-    """The same models again, a new campaign on the same node: every graph comes from the
-    compile cache (TorchInductor's own hit counter), and `cache stats` reports the hit rate."""
+def test_another_node_compiles_nothing_the_fleet_compiled(fleet, tmp_path):
+    """The same models in a new campaign on another node (a fresh canrun cache): its worker
+    pulls the graphs the first campaign's workers pushed to the shared compile cache, so every
+    graph is a hit by TorchInductor's own count, and `cache stats` reports the hit rate."""
     root, canrun = fleet["root"], fleet["canrun"]
-    if not (root / "dataset" / "data").exists():
+    shared = root / "shared-compile-cache"
+    if not shared.is_dir():
         pytest.fail("runs after test_workers_run_their_slices_and_collect_merges_each_model_once")
+    [version] = [p.name for p in shared.iterdir()]
+    assert version.startswith("inductor-") and any(shared.rglob("*"))
+    node = dict(fleet["env"], CANRUN_CACHE=str(tmp_path / "node-b-cache"))
     again = tmp_path / "campaign"
-    planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
-                     "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir", again,
-                     "--executor", "slurm", "--slices", "1", "--emit", tmp_path / "emit")
+
+    def on_node(*args):
+        return subprocess.run([fleet["bin"], *map(str, args)], env=node, capture_output=True,
+                              text=True, timeout=900)
+
+    planned = on_node("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
+                      "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir", again,
+                      "--executor", "slurm", "--slices", "1", "--emit", tmp_path / "emit",
+                      "--compile-cache", shared)
     assert planned.returncode == 0, planned.stderr
-    ran = canrun("worker", "--campaign-dir", again, "--index", "0")
+    ran = on_node("worker", "--campaign-dir", again, "--index", "0")
     assert ran.returncode == 0, ran.stderr
-    state = json.loads(canrun("campaign", "status", again, "--json").stdout)
+    assert f"copied from {shared / version} to" in ran.stderr
+    state = json.loads(on_node("campaign", "status", again, "--json").stdout)
     cache = state["compile_cache"]
     assert cache["misses"] == 0 and cache["hits"] > 0, cache
-    stats = canrun("cache", "stats", "--cache", root / "cache", "--campaign", again, "--json")
+    stats = on_node("cache", "stats", "--campaign", again, "--json")
     assert stats.returncode == 0, stats.stderr
     report = json.loads(stats.stdout)
     assert report["campaign"]["hit_rate"] == 1.0 and report["total"]["entries"] > 0
-    text = canrun("campaign", "status", again).stdout
+    text = on_node("campaign", "status", again).stdout
     assert f"compile cache: {cache['hits']} of {cache['hits']} graphs found in the cache (100 %)" in text
