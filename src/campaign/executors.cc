@@ -78,7 +78,9 @@ std::map<std::string, std::string> slurm_files(const FleetPlan& plan,
       "set -e\n"
       "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
       "array=$(sbatch --parsable --array=0-{last}%{parallel} \"$here/worker.sbatch\")\n"
-      "sbatch --parsable --dependency=afterany:\"${{array%%;*}}\" \"$here/collect.sbatch\"\n",
+      "array=${{array%%;*}}\n"
+      "collect=$(sbatch --parsable --dependency=afterany:\"$array\" \"$here/collect.sbatch\")\n"
+      "echo \"job array $array (worker.sbatch), collect job ${{collect%%;*}} (collect.sbatch)\"\n",
       fmt::arg("dir", dir), fmt::arg("slices", plan.slices.size()),
       fmt::arg("parallel", parallel_of(plan, options)), fmt::arg("last", plan.slices.size() - 1));
   return files;
@@ -105,6 +107,8 @@ std::map<std::string, std::string> kubernetes_files(const FleetPlan& plan,
     pod["nodeSelector"] = {{"node.kubernetes.io/instance-type", kind.instance_type}};
   }
   const std::size_t slices = plan.slices.size();
+  // A pod condition's status is required by the Job API up to Kubernetes 1.34.
+  const json disruption = {{"type", "DisruptionTarget"}, {"status", "True"}};
   json worker = pod;
   worker["containers"] = json::array(
       {{{"name", "worker"},
@@ -125,8 +129,7 @@ std::map<std::string, std::string> kubernetes_files(const FleetPlan& plan,
         {"maxFailedIndexes", slices},
         {"podFailurePolicy",
          {{"rules",
-           json::array({{{"action", "Ignore"},
-                         {"onPodConditions", json::array({{{"type", "DisruptionTarget"}}})}},
+           json::array({{{"action", "Ignore"}, {"onPodConditions", json::array({disruption})}},
                         {{"action", "FailIndex"},
                          {"onExitCodes",
                           {{"containerName", "worker"},
