@@ -21,6 +21,8 @@ apt_packages=(
   clang-14 libclang-rt-14-dev
   chromium
   python3 python3-venv nodejs npm
+  # The Slurm executor's test starts a one-node Slurm on localhost (tests/fleet/test_slurm.py).
+  slurm-wlm munge
 )
 # The server benchmark's load generator and baseline (make bench only).
 if [[ "${1:-}" == "--bench" ]]; then
