@@ -57,6 +57,7 @@ struct CampaignCommandOptions {
   std::string emit;
   std::string collect;
   std::string compile_cache;
+  bool canrun_given = false;  //!< --canrun was given
 };
 
 struct WorkerOptions {
@@ -393,7 +394,11 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOpt
   campaign::ExecutorOptions fleet = options.fleet;
   fleet.campaign_dir = fs::absolute(campaign.dir);
   fleet.out = fs::absolute(campaign.out);
-  if (fleet.canrun.empty()) fleet.canrun = (executable_dir() / "canrun").string();
+  // Slurm nodes run this very executable (on shared storage) unless told otherwise; a pod
+  // runs the canrun of its image.
+  if (options.executor == "slurm" && !options.canrun_given) {
+    fleet.canrun = (executable_dir() / "canrun").string();
+  }
   std::map<std::string, std::string> files;
   if (options.executor == "slurm") {
     files = campaign::slurm_files(plan, fleet);
@@ -423,6 +428,7 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOpt
   // Submit: the array, then the collect job once every task ended.
   process::ProcessSpec submit;
   submit.argv = {"sh", (where / "submit.sh").string()};
+  submit.env = process::current_environment();  // sbatch passes it on to the jobs
   submit.timeout = std::chrono::seconds(120);
   auto submitted = launcher->run(submit);
   if (!submitted.ok()) return report(submitted.error());
@@ -601,8 +607,9 @@ void register_campaign_command(const CommandRegistry& registry) {
                       "hf://buckets/<ns>/<bucket>[/<path>]): each worker pulls its compiler "
                       "version's graphs before running and pushes what it compiled after, so "
                       "the fleet compiles each graph once");
-  command->add_option("--canrun", options->fleet.canrun,
-                      "canrun as the nodes run it (default: this executable)");
+  CLI::Option* canrun_option = command->add_option(
+      "--canrun", options->fleet.canrun,
+      "canrun as the nodes run it (default: this executable on Slurm, canrun in the image on k8s)");
   command->add_option("--image", options->fleet.image, "k8s: the image with canrun and the stack");
   command
       ->add_option("--volume-claim", options->fleet.volume_claim,
@@ -623,8 +630,9 @@ void register_campaign_command(const CommandRegistry& registry) {
       return run_status(status_options->first, status_options->second);
     };
   });
-  command->callback([registry, options, command] {
+  command->callback([registry, options, command, canrun_option] {
     if (command->got_subcommand("status")) return;
+    options->canrun_given = canrun_option->count() > 0;
     *registry.action = [options] { return run_campaign_command(*options); };
   });
 }
