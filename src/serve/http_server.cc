@@ -1,21 +1,35 @@
 // Boost.Beast implementation of HttpServer: one io_context per worker thread (no locks shared
 // between workers, like nginx's worker processes), connections handed out round-robin by the
-// acceptor, every read under a deadline.
+// acceptor, every read and write under a deadline. Beast parses requests; responses are written
+// here: the head formatted directly (Beast's serializer was about a sixth of the server's time
+// per small cached answer), the body from memory in the same write, or, for large bodies sent
+// before (cached answers), with sendfile(2) from a file copy (body_files.h), as nginx sends a
+// static file.
 #include "serve/http_server.h"
 
 #include <fmt/format.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
+#include <csignal>
 #include <optional>
 #include <thread>
 
 #include "core/json_output.h"
 #include "core/log.h"
+#include "serve/body_files.h"
 #include "serve/url.h"
 
 namespace canrun::serve {
@@ -42,6 +56,7 @@ struct ServerState {
   HttpHandler handler;
   std::atomic<std::size_t> open_connections{0};
   std::atomic<std::uint64_t> rejected{0};
+  BodyFiles body_files;
 };
 
 //! Writes `response` (or only its head for HEAD) to the stream and calls `done(keep_alive)`.
@@ -49,6 +64,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket&& socket, std::shared_ptr<ServerState> state)
       : stream_(std::move(socket)),
+        send_deadline_(stream_.get_executor()),
         buffer_(state->limits.max_header_bytes + state->limits.max_body_bytes),
         state_(std::move(state)) {
     ++state_->open_connections;
@@ -150,33 +166,134 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return nlohmann::json(method).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   }
 
-  // The body is sent from the response's shared buffer (a cached answer is not copied): the
-  // span points into `body`, which the write's handler keeps alive.
-  using Message = http::response<http::span_body<const char>>;
+  //! The head of a response: status line, fields, the Connection field `keep_alive` needs
+  //! with `version`, and Content-Length (for HEAD too: the length the body would have).
+  static void write_head(std::string& head, const HttpResponse& response, unsigned version,
+                         bool keep_alive, std::size_t length) {
+    const auto reason = http::obsolete_reason(static_cast<http::status>(response.status));
+    head.clear();
+    auto out = std::back_inserter(head);
+    fmt::format_to(out, "HTTP/{}.{} {} {}\r\nServer: canrun\r\nContent-Type: {}\r\n", version / 10,
+                   version % 10, response.status, std::string_view(reason.data(), reason.size()),
+                   response.content_type);
+    for (const auto& [name, value] : response.headers)
+      fmt::format_to(out, "{}: {}\r\n", name, value);
+    if (version >= 11 && !keep_alive) head += "Connection: close\r\n";
+    if (version < 11 && keep_alive) head += "Connection: keep-alive\r\n";
+    fmt::format_to(out, "Content-Length: {}\r\n\r\n", length);
+  }
 
+  // The head is written here, the body straight from the response's shared buffer (a cached
+  // answer is not copied), kept alive by body_ until the write is done. Large bodies sent
+  // before go from their file copy instead (send_from_file).
   void send(HttpResponse response, const std::string& method, unsigned version, bool keep_alive) {
-    auto body = response.body ? response.body : std::make_shared<const std::string>();
-    auto message = std::make_shared<Message>(static_cast<http::status>(response.status), version);
-    message->set(http::field::server, "canrun");
-    message->set(http::field::content_type, response.content_type);
-    for (auto& [name, value] : response.headers) message->set(name, value);
-    message->keep_alive(keep_alive);
-    message->content_length(body->size());
-    if (method == "HEAD") {
-      // Only the head, with the length the body would have.
-      auto serializer =
-          std::make_shared<http::response_serializer<http::span_body<const char>>>(*message);
-      http::async_write_header(
-          stream_, *serializer,
-          [self = shared_from_this(), message, serializer, keep_alive](
-              beast::error_code error, std::size_t) { self->after_write(error, keep_alive); });
+    body_ = response.body ? std::move(response.body) : std::make_shared<const std::string>();
+    write_head(head_, response, version, keep_alive, body_->size());
+    const bool head_only = method == "HEAD";
+    if (!head_only) {
+      if (auto file = state_->body_files.file_for(body_)) {
+        body_.reset();
+        send_from_file(std::move(file), keep_alive);
+        return;
+      }
+    }
+    const std::array<net::const_buffer, 2> buffers = {
+        net::buffer(head_), head_only ? net::const_buffer() : net::buffer(*body_)};
+    net::async_write(stream_, buffers,
+                     [self = shared_from_this(), keep_alive](beast::error_code error, std::size_t) {
+                       self->body_.reset();
+                       self->after_write(error, keep_alive);
+                     });
+  }
+
+  //! Sends head_, then the body from `file` with sendfile(2): the kernel takes the file's
+  //! pages, the bytes are not copied out of the process. Corked like nginx's tcp_nopush, so the
+  //! head leaves with the body's first bytes and the body in full segments (measured: a
+  //! quarter less server time per request on a 350 KB answer). All of it within
+  //! request_deadline of its first wait for room in the socket's buffer, or the connection is
+  //! closed (a client that stops reading holds a socket, never a thread).
+  void send_from_file(std::shared_ptr<const BodyFile> file, bool keep_alive) {
+    file_send_ = {0, std::move(file), 0, keep_alive, false};
+    if (!stream_.socket().native_non_blocking()) {  // asio's async reads have set it already
+      beast::error_code error;
+      stream_.socket().native_non_blocking(true, error);
+      if (error) {
+        finish_file_send(error);
+        return;
+      }
+    }
+    set_cork(true);
+    continue_file_send();
+  }
+
+  void continue_file_send() {
+    const int socket = stream_.socket().native_handle();
+    FileSend& send = file_send_;
+    while (send.head_sent < head_.size()) {
+      const ssize_t sent = ::send(socket, head_.data() + send.head_sent,
+                                  head_.size() - send.head_sent, MSG_NOSIGNAL);
+      if (sent >= 0) {
+        send.head_sent += static_cast<std::size_t>(sent);
+      } else if (errno != EINTR) {
+        file_send_failed(errno);
+        return;
+      }
+    }
+    while (send.body_sent < send.file->size()) {
+      auto offset = static_cast<off_t>(send.body_sent);
+      const ssize_t sent =
+          ::sendfile(socket, send.file->fd(), &offset, send.file->size() - send.body_sent);
+      if (sent > 0) {
+        send.body_sent += static_cast<std::size_t>(sent);
+      } else if (sent == 0) {
+        file_send_failed(EIO);  // the file ended early: never written after creation, so never
+        return;
+      } else if (errno != EINTR) {
+        file_send_failed(errno);
+        return;
+      }
+    }
+    finish_file_send({});
+  }
+
+  //! Waits for room in the socket's buffer when the send would block; else ends with `code`.
+  //! Most sends fit the buffer at once and need neither the wait nor the deadline's timer.
+  void file_send_failed(int code) {
+    if (code == EAGAIN || code == EWOULDBLOCK) {
+      if (!file_send_.waited) {
+        file_send_.waited = true;
+        send_deadline_.expires_after(state_->limits.request_deadline);
+        send_deadline_.async_wait([self = shared_from_this()](beast::error_code error) {
+          if (error) return;  // cancelled: the send finished in time
+          beast::error_code ignored;
+          self->stream_.socket().close(ignored);  // the pending wait ends with operation_aborted
+        });
+      }
+      stream_.socket().async_wait(tcp::socket::wait_write,
+                                  [self = shared_from_this()](beast::error_code error) {
+                                    if (error) {
+                                      self->finish_file_send(error);
+                                    } else {
+                                      self->continue_file_send();
+                                    }
+                                  });
       return;
     }
-    message->body() = boost::beast::span<const char>(body->data(), body->size());
-    http::async_write(
-        stream_, *message,
-        [self = shared_from_this(), message, body, keep_alive](
-            beast::error_code error, std::size_t) { self->after_write(error, keep_alive); });
+    finish_file_send(beast::error_code(code, boost::system::system_category()));
+  }
+
+  //! TCP_CORK: while on, only full segments leave; turning it off sends the rest.
+  void set_cork(bool on) {
+    const int value = on ? 1 : 0;
+    ::setsockopt(stream_.socket().native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof value);
+  }
+
+  void finish_file_send(beast::error_code error) {
+    if (!error) set_cork(false);
+    if (file_send_.waited) send_deadline_.cancel();
+    const bool keep_alive = file_send_.keep_alive;
+    file_send_ = {};
+    after_write(error, keep_alive);
   }
 
   void after_write(beast::error_code error, bool keep_alive) {
@@ -193,7 +310,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.close();
   }
 
+  //! A response being sent from a body file (send_from_file), its head in head_.
+  struct FileSend {
+    std::size_t head_sent = 0;
+    std::shared_ptr<const BodyFile> file;
+    std::size_t body_sent = 0;
+    bool keep_alive = false;
+    bool waited = false;  //!< the send has waited for room: send_deadline_ runs
+  };
+
   beast::tcp_stream stream_;
+  std::string head_;                         //!< the head being sent (its buffer reused)
+  std::shared_ptr<const std::string> body_;  //!< the body being written from memory
+  net::steady_timer send_deadline_;          //!< bounds a send from a body file
+  FileSend file_send_;
   beast::flat_buffer buffer_;
   std::shared_ptr<ServerState> state_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -231,7 +361,16 @@ class BeastServer final : public HttpServer {
     for (unsigned idx = 0; idx < threads; ++idx) {
       // A context with nothing to do yet must not return from run(): keep it busy until stop().
       keep_running_.push_back(net::make_work_guard(*io_[idx]));
-      workers_.emplace_back([context = io_[idx].get()] { context->run(); });
+      workers_.emplace_back([context = io_[idx].get()] {
+        // sendfile(2) has no MSG_NOSIGNAL: a client gone mid-body must be an EPIPE here, not a
+        // SIGPIPE that ends the process. The signal is the writing thread's, so blocking it
+        // in the workers is enough.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        context->run();
+      });
     }
     return ok_status();
   }

@@ -437,3 +437,97 @@ def test_a_port_in_use_is_an_error_naming_it(canrun, space_args):
         result = canrun("serve", *space_args, "--port", port, "--exit-after", "5")
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+# --- large answers sent again (sendfile from a file copy) ----------------------------------
+
+@pytest.fixture(scope="module")
+def big_page_space(canrun_bin, space_args, tmp_path_factory):
+    """A Space whose app.js is 8 MB (--web), so it is sent from a file copy from its second
+    send on (serve/body_files.h); --request-deadline 2 s."""
+    web = tmp_path_factory.mktemp("web")
+    source = Path(__file__).resolve().parents[2] / "web"
+    for name in ("index.html", "style.css", "favicon.svg"):
+        (web / name).write_bytes((source / name).read_bytes())
+    lines = (f"// line {idx:07d} {idx * 2654435761 % 4294967296:010d}\n" for idx in range(240_000))
+    (web / "app.js").write_text("".join(lines))
+    server = SpaceServer(canrun_bin, space_args, extra=["--web", web, "--request-deadline", "2"])
+    server.app_js = (web / "app.js").read_bytes()
+    yield server
+    assert server.stop() == 0, server.process.stderr.read()
+
+
+def read_responses(conn, methods):
+    """The responses to requests `methods` (b"GET", b"HEAD") sent on a connection, each with
+    Content-Length: [(head bytes, body bytes)]."""
+    data = b""
+    responses = []
+    while len(responses) < len(methods):
+        head_end = data.find(b"\r\n\r\n")
+        if head_end >= 0:
+            head = data[:head_end]
+            length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:")))
+            if methods[len(responses)] == b"HEAD":
+                length = 0
+            if len(data) >= head_end + 4 + length:
+                responses.append((head, data[head_end + 4:head_end + 4 + length]))
+                data = data[head_end + 4 + length:]
+                continue
+        chunk = conn.recv(1 << 20)
+        assert chunk, f"connection closed after {len(responses)} of {len(methods)} responses"
+        data += chunk
+    return responses
+
+
+def test_large_answers_sent_again_arrive_whole(big_page_space):
+    """The first send is written from memory, the later ones go with sendfile from the file
+    copy: every one has the same bytes, on one keep-alive connection and on fresh ones, and
+    HEAD still has only the head."""
+    get = b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n"
+    head = b"HEAD /app.js HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", big_page_space.port), timeout=10) as conn:
+        conn.sendall(get + get + get)  # pipelined: one write, then two from the file
+        for head_bytes, body in read_responses(conn, [b"GET"] * 3):
+            assert head_bytes.startswith(b"HTTP/1.1 200 OK")
+            assert body == big_page_space.app_js
+    for _ in range(3):
+        status, headers, body = big_page_space.get("/app.js", timeout=10)
+        assert status == 200 and body == big_page_space.app_js
+    with socket.create_connection(("127.0.0.1", big_page_space.port), timeout=10) as conn:
+        # HEAD between GETs on one connection: no body bytes may leak into the next answer.
+        conn.sendall(head + get + head + get)
+        answers = read_responses(conn, [b"HEAD", b"GET", b"HEAD", b"GET"])
+        assert b"Content-Length: %d" % len(big_page_space.app_js) in answers[0][0]
+        assert answers[1][1] == big_page_space.app_js and answers[3][1] == big_page_space.app_js
+        assert answers[2][0].startswith(b"HTTP/1.1 200 OK")
+
+
+def test_a_client_that_stops_reading_a_large_answer_is_cut_off(big_page_space):
+    """A client that asks for the large answer and reads nothing holds its socket only until
+    --request-deadline: others are answered meanwhile, and the server then closes it."""
+    big_page_space.get("/app.js", timeout=10)
+    big_page_space.get("/app.js", timeout=10)  # the file copy exists from here on
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stalled.connect(("127.0.0.1", big_page_space.port))
+    try:
+        stalled.sendall(b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+        started = time.monotonic()
+        for _ in range(5):
+            assert big_page_space.get("/healthz")[0] == 200
+        assert time.monotonic() - started < 1.5
+        time.sleep(3.5)  # past the deadline
+        stalled.settimeout(10)
+        received = 0
+        try:
+            while chunk := stalled.recv(1 << 20):
+                received += len(chunk)
+        except ConnectionResetError:
+            pass
+        assert received < 3 * len(big_page_space.app_js), "the stalled client got everything"
+    finally:
+        stalled.close()
+    assert big_page_space.process.poll() is None
+    status, headers, body = big_page_space.get("/app.js", timeout=10)
+    assert status == 200 and body == big_page_space.app_js
