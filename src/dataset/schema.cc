@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 39> kColumns = {{
+const std::array<ColumnSpec, 41> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -48,6 +48,13 @@ const std::array<ColumnSpec, 39> kColumns = {{
     {"judge_threshold", &R::judge_threshold,
      "The judge's threshold, calibrated on canrun's labelled set for that judge model.", 2},
     {"judge_model", &R::judge_model, "The judge model (Hub id or folder) and its commit.", 2},
+    {"agreement", &R::agreement,
+     "Teacher-forced agreement with the CPU reference: fed the reference's tokens one at a "
+     "time through its compiled decode step, the share of positions where the backend's "
+     "argmax is the reference's next token (null when the run had no reference).",
+     5},
+    {"judge_parts", &R::judge_parts,
+     "JSON object: the parts the judge combined into `judge_score` (sharded runs).", 5},
     {"flaky", &R::flaky,
      "Set when a campaign ran the test again (--retry): true when the verdict changed from the "
      "one before (the row keeps the new one), false when it held; null when run once.",

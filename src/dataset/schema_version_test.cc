@@ -64,7 +64,8 @@ TablePtr with_version(TablePtr table, std::optional<std::string> version) {
 //! A version-1 file as canrun wrote it before versions were recorded: 34 columns, no key.
 std::string version1_file(const std::vector<VerdictRow>& rows) {
   return rewritten(*encode_parquet(rows), [](TablePtr table) {
-    return with_version(without_columns(table, {"judge_threshold", "judge_model", "flaky", "neuronx_cc",
+    return with_version(without_columns(table, {"judge_threshold", "judge_model", "agreement",
+                                                   "judge_parts", "flaky", "neuronx_cc",
                                                    "neuron_cores"}),
                         std::nullopt);
   });
@@ -73,7 +74,8 @@ std::string version1_file(const std::vector<VerdictRow>& rows) {
 //! A version-2 file as canrun wrote it before versions were recorded: 36 columns, no key.
 std::string version2_file(const std::vector<VerdictRow>& rows) {
   return rewritten(*encode_parquet(rows), [](TablePtr table) {
-    return with_version(without_columns(table, {"flaky", "neuronx_cc", "neuron_cores"}),
+    return with_version(without_columns(table, {"agreement", "judge_parts", "flaky", "neuronx_cc",
+                                                   "neuron_cores"}),
                         std::nullopt);
   });
 }
@@ -141,8 +143,11 @@ TEST(SchemaTable, VersionsAreConsistent) {
   EXPECT_EQ(std::count_if(verdict_columns().begin(), verdict_columns().end(),
                           [](const ColumnSpec& column) { return in_schema_version(column, 3); }),
             37);
-  EXPECT_EQ(verdict_columns().size(), 39u);
-  EXPECT_EQ(kCurrentSchemaVersion, 4);
+  EXPECT_EQ(std::count_if(verdict_columns().begin(), verdict_columns().end(),
+                          [](const ColumnSpec& column) { return in_schema_version(column, 4); }),
+            39);
+  EXPECT_EQ(verdict_columns().size(), 41u);
+  EXPECT_EQ(kCurrentSchemaVersion, 5);
 }
 
 TEST_F(SchemaVersionTest, CanrunRecordsTheCurrentVersion) {
@@ -184,7 +189,7 @@ TEST_F(SchemaVersionTest, ANewerVersionIsRefusedWithBothVersions) {
     EXPECT_EQ(error.code(), ErrorCode::kCorrupt);
     EXPECT_THAT(error.message(),
                 HasSubstr("written by a newer canrun: schema version 99, this canrun reads up "
-                          "to 4"));
+                          "to 5"));
   }
 }
 

@@ -52,6 +52,11 @@ struct VerdictRow {
   std::optional<double> judge_score;
   std::optional<double> judge_threshold;
   std::optional<std::string> judge_model;
+  //! Share of the reference's positions where the backend, fed the reference's tokens, predicts
+  //! the reference's next token (teacher-forced); null when no reference was given to the run.
+  std::optional<double> agreement;
+  //! JSON object text: the judge's parts behind judge_score (its features and their weights).
+  std::optional<std::string> judge_parts;
   std::optional<bool> flaky;  //!< re-run by a campaign: whether the verdict changed
   //! Derived (neuron_columns): compiler_version and cores under the names the original
   //! torch-neuronx Space's query reads, set on neuron rows only.
