@@ -66,6 +66,7 @@ struct Judgement {
   double threshold = 0;
   bool fluent = false;
   std::string judge;
+  std::string parts = "{}";  //!< JSON object: what was combined into `score` (the row's judge_parts)
 };
 
 class Judge {

@@ -95,9 +95,7 @@ Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& repor
     row.match_tokens = verify::compare_tokens(report.tokens, reference->tokens).match_tokens;
   judge::Judge::Options options;
   options.model = trial.request.judge_model;
-  options.python = trial.python;
-  options.library_version = trial.library_version;
-  options.cache_dir = trial.cache_dir;
+  options.cache_dir = trial.cache_dir;  // the judge runs in canrun's own Python, not the stack's
   CANRUN_ASSIGN_OR_RETURN(judge::Judge judge, judge::Judge::open(options, launcher));
   log::info("asking the judge {} whether the output is fluent English", judge.name());
   CANRUN_ASSIGN_OR_RETURN(judge::Judgement judgement,
@@ -106,6 +104,7 @@ Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& repor
   row.judge_score = judgement.score;
   row.judge_threshold = judgement.threshold;
   row.judge_model = judgement.judge;
+  row.judge_parts = judgement.parts;
   if (judgement.fluent) {
     row.result = VerdictResult::kPass;
   } else {
