@@ -38,10 +38,55 @@ def generate(torch, model, inputs, tokenizer, timings):
         timings["ttft_s"] = clock.first - clock.start
         if len(tokens) > 1 and done > clock.first:
             timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
-    return {"ok": True, "stage": "done", "tokens": tokens,
-            "text": tokenizer.decode(tokens, skip_special_tokens=True),
-            "peak_device_memory_bytes": peak_memory_bytes(torch),
-            "compile_cache": compile_cache_counts(), **timings}
+    result = {"ok": True, "stage": "done", "tokens": tokens,
+              "text": tokenizer.decode(tokens, skip_special_tokens=True),
+              "peak_device_memory_bytes": peak_memory_bytes(torch),
+              "compile_cache": compile_cache_counts(), **timings}
+    reference = os.environ.get("CANRUN_REFERENCE_TOKENS")
+    if reference:  # canrun gave the CPU reference's tokens: measure agreement with them
+        with open(reference) as file:
+            result.update(teacher_forced_agreement(torch, model, inputs, settings, json.load(file)["tokens"]))
+    return result
+
+
+def teacher_forced_agreement(torch, model, inputs, settings, reference):
+    """Generates once more with the same settings (so the same compiled steps and shapes), but
+    feeding the reference's tokens: at each step, notes whether the model's own choice (argmax)
+    is the reference's token, then forces that token. Returns the share of steps that agreed,
+    how many steps were compared, the seconds it took and the graphs it compiled (should be 0)."""
+    from transformers import LogitsProcessor, LogitsProcessorList
+
+    class Forced(LogitsProcessor):
+        def __init__(self):
+            self.agreed = []
+
+        def __call__(self, input_ids, scores):
+            step = len(self.agreed)
+            if step >= len(reference):  # a reference shorter than NEW_TOKENS: compare no more
+                return scores
+            self.agreed.append(int(scores[0].argmax()) == reference[step])
+            forced = torch.full_like(scores, float("-inf"))
+            forced[:, reference[step]] = 0
+            return forced
+
+    forced, compiled_before = Forced(), compiled_graphs()
+    start = time.perf_counter()
+    with torch.inference_mode():
+        model.generate(**inputs, **settings, logits_processor=LogitsProcessorList([forced]))
+    seconds = time.perf_counter() - start
+    positions = len(forced.agreed)
+    return {"agreement": sum(forced.agreed) / positions if positions else None,
+            "agreement_positions": positions, "agreement_s": seconds,
+            "agreement_compiled_graphs": compiled_graphs() - compiled_before}
+
+
+def compiled_graphs():
+    """Graphs torch.compile has compiled in this process so far (Dynamo's own count)."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return 0
+    return counters["stats"]["unique_graphs"]
 
 
 def compile_cache_counts():

@@ -51,6 +51,25 @@ TEST(ResultLineTest, TakesTheLastResultLine) {
   EXPECT_EQ(parse_result_line("CANRUN_RESULT {not json\n").error().code(), ErrorCode::kCorrupt);
 }
 
+TEST(ResultLineTest, ReadsTheTeacherForcedPass) {
+  auto report = parse_result_line(
+      "CANRUN_RESULT {\"ok\": true, \"tokens\": [1], \"agreement\": 0.75, "
+      "\"agreement_positions\": 32, \"agreement_s\": 0.5, \"agreement_compiled_graphs\": 0}\n");
+  ASSERT_TRUE(report.ok() && report->has_value());
+  EXPECT_EQ((*report)->agreement, 0.75);
+  EXPECT_EQ((*report)->agreement_positions, 32);
+  EXPECT_EQ((*report)->agreement_s, 0.5);
+  EXPECT_EQ((*report)->agreement_compiled_graphs, 0);
+  // A run.py run alone (no reference given) reports no agreement: none, not zero.
+  auto alone = parse_result_line("CANRUN_RESULT {\"ok\": true, \"tokens\": [1]}\n");
+  ASSERT_TRUE(alone.ok() && alone->has_value());
+  EXPECT_EQ((*alone)->agreement, std::nullopt);
+  EXPECT_EQ((*alone)->agreement_positions, std::nullopt);
+  // A share outside [0, 1] is not one.
+  EXPECT_EQ((*parse_result_line("CANRUN_RESULT {\"ok\": true, \"agreement\": 1.5}\n"))->agreement,
+            std::nullopt);
+}
+
 TEST(ClassifyTest, StagesAndOom) {
   EXPECT_FALSE(classify(exited(0), succeeded()).has_value());
   EXPECT_EQ(

@@ -59,6 +59,18 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     };
     report.compile_cache = CompileCacheCounts{count("hits"), count("misses")};
   }
+  report.agreement = number(json, "agreement");
+  if (report.agreement && !(*report.agreement >= 0 && *report.agreement <= 1)) {
+    report.agreement.reset();  // not a share
+  }
+  report.agreement_s = number(json, "agreement_s");
+  for (auto [key, field] :
+       {std::pair{"agreement_positions", &RunReport::agreement_positions},
+        std::pair{"agreement_compiled_graphs", &RunReport::agreement_compiled_graphs}}) {
+    if (const auto found = json.find(key); found != json.end() && found->is_number_integer()) {
+      report.*field = found->get<std::int64_t>();
+    }
+  }
   if (json.contains("versions") && json["versions"].is_object()) {
     for (const auto& [name, version] : json["versions"].items()) {
       if (version.is_string()) report.versions[name] = version.get<std::string>();

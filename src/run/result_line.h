@@ -32,7 +32,19 @@ struct RunReport {
   std::vector<std::string> error_types;  //!< exception class names, outermost first
   //! Set when the backend counts its compile cache's hits (inductor's FX graph cache).
   std::optional<CompileCacheCounts> compile_cache;
+  //! The teacher-forced pass, run when canrun gave run.py the CPU reference's tokens (see
+  //! kReferenceTokensVariable): the share of positions where the model's argmax was the
+  //! reference's next token, how many positions were compared, the pass's seconds and the
+  //! graphs torch.compile compiled during it (0 when it reused the compiled steps, as it must).
+  std::optional<double> agreement;
+  std::optional<std::int64_t> agreement_positions;
+  std::optional<double> agreement_s;
+  std::optional<std::int64_t> agreement_compiled_graphs;
 };
+
+//! The variable that gives run.py the CPU reference's tokens: the path of a JSON file
+//! {"tokens": [...]}. Unset (a run.py run alone), run.py skips the teacher-forced pass.
+inline constexpr std::string_view kReferenceTokensVariable = "CANRUN_REFERENCE_TOKENS";
 
 inline constexpr std::string_view kResultMarker = "CANRUN_RESULT ";
 
