@@ -28,7 +28,7 @@ SEED = 17
 HELD_OUT_SHARE = 0.3
 DEFAULT_PROMPT = "The capital of France is"
 # Not-fluent real outputs kept per broken variant and per random-weight model (and seed).
-NOT_FLUENT_PER_MODEL = {"broken": 5, "random_weights": 2}
+NOT_FLUENT_PER_MODEL = {"broken": 4, "random_weights": 2}
 
 # Issue 17's texts that the judge must call not fluent; they stay out of the labelled set.
 ISSUE_TEXTS = [
@@ -118,14 +118,14 @@ th st ch sh ph qu ck ng nd nt rt ll ss tt pp mm bb""".split()
 
 PUNCTUATION = [",", ".", "!", "?", ";", ":", "-", "*", "'", '"', "_", "/", "…", "=", "#", "~"]
 WHITESPACE = [" ", "\n", "\t"]
-SCRIPT_BLOCKS = [
+SCRIPT_BLOCKS = [  # ranges with every code point assigned, none a format character
     (0x4E00, 0x4FFF),  # CJK ideographs
     (0x0250, 0x02AF),  # IPA
     (0x0400, 0x04FF),  # Cyrillic
-    (0x0370, 0x03FF),  # Greek
-    (0x0600, 0x06FF),  # Arabic
-    (0x0900, 0x097F),  # Devanagari
-    (0x3040, 0x309F),  # Hiragana
+    (0x03B1, 0x03C9),  # Greek small letters
+    (0x0627, 0x064A),  # Arabic letters
+    (0x0905, 0x0939),  # Devanagari letters
+    (0x3041, 0x3096),  # Hiragana
     (0x2190, 0x21FF),  # arrows
     (0x2200, 0x22FF),  # mathematical operators
     (0x25A0, 0x25FF),  # geometric shapes
@@ -247,7 +247,7 @@ def build(handwritten, model_outputs, first_set):
             source = f"SmolLM2-135M-Instruct broken as a sharded run with a bug (emulated: " \
                      f"{row['breakage']}), greedy, 32 new tokens"
         else:
-            source = f"{row['model']} greedy, 32 new tokens"
+            source = f"{row['model']} {row.get('decoding', 'greedy')}, 32 new tokens"
         out.add(row["prompt"], row["text"], row["fluent"], row["class"], source)
 
     for _ in range(18):
@@ -337,10 +337,13 @@ def build(handwritten, model_outputs, first_set):
     def punctuation_run():
         marks = rng.sample(PUNCTUATION, rng.choice([1, 1, 2, 3]))
         run = "".join(rng.choice(marks) for _ in range(rng.randint(16, 40)))
-        if rng.random() < 0.5:
-            prompt, start = fluent_start(1, 12)
-            return prompt, start + rng.choice(["", " "]) + run
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + run
+        kind = rng.choice(["alone", "after_start", "commas_after_start"])
+        if kind == "alone":
+            return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + run
+        prompt, start = fluent_start(1, 12)
+        if kind == "commas_after_start":  # as a broken model trails off: "... and the ,,,,,,"
+            run = "," * rng.randint(12, 40)
+        return prompt, start + rng.choice(["", " "]) + run
 
     out.add_generated(16, "punctuation_run", "a run of punctuation, alone or after a fluent "
                       "start", punctuation_run)
@@ -378,10 +381,11 @@ def build(handwritten, model_outputs, first_set):
             low, high = rng.choice(blocks)
             chars.append(chr(rng.randint(low, high)) * rng.choice([1, 1, 2]))
         text = " " + " ".join(chars) if rng.random() < 0.7 else " " + "".join(chars)
-        if rng.random() < 0.5:
+        kind = rng.choice(["alone", "after_answer", "after_start"])
+        if kind == "after_start":
             prompt, start = fluent_start(1, 3)
             return prompt, start + text
-        return DEFAULT_PROMPT, text
+        return DEFAULT_PROMPT, (" Paris" if kind == "after_answer" else "") + text
 
     out.add_generated(14, "mixed_script_symbols", "characters of mixed scripts and symbols",
                       mixed_script)

