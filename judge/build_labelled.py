@@ -241,6 +241,8 @@ def build(handwritten, model_outputs, first_set):
     fluent_texts = [(r["prompt"], r["text"]) for r in handwritten]
 
     for row in sample_model_outputs(model_outputs):
+        if row["fluent"] is None:  # read as neither clearly fluent nor clearly not
+            continue
         if row["group"] == "tokenizer_samples":
             source = f"{row['breakage']} (SmolLM2 tokenizer, seed {SEED})"
         elif row["group"] == "broken":
@@ -254,8 +256,17 @@ def build(handwritten, model_outputs, first_set):
         prompt, text = fluent_pattern(rng)
         out.add(prompt, text, True, "fluent_pattern_lines", "lines of one pattern, different facts")
 
+    # Half of what follows answers canrun's default prompt, as most of canrun's outputs do.
+    fluent_default = [(p, t) for p, t in fluent_texts if p == DEFAULT_PROMPT]
+
+    def any_prompt():
+        return DEFAULT_PROMPT if rng.random() < 0.5 else rng.choice(fluent_texts)[0]
+
+    def any_fluent():
+        return rng.choice(fluent_default if rng.random() < 0.5 else fluent_texts)
+
     def fluent_start(min_words=2, max_words=14):
-        prompt, text = rng.choice(fluent_texts)
+        prompt, text = any_fluent()
         return prompt, cut_words(text, rng.randint(min_words, max_words))
 
     def words(count):
@@ -270,12 +281,12 @@ def build(handwritten, model_outputs, first_set):
                     parts[at - 1] += "."
                     parts[at] = parts[at].capitalize()
             text = " ".join(parts)
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), text
+        return any_prompt(), text
 
     out.add_generated(14, "word_salad", "English words drawn at random", salad)
 
     def shuffled():
-        prompt, text = rng.choice(fluent_texts)
+        prompt, text = any_fluent()
         parts = words_of(text)
         rng.shuffle(parts)
         return prompt, " " + " ".join(parts)
@@ -283,7 +294,7 @@ def build(handwritten, model_outputs, first_set):
     out.add_generated(14, "shuffled_sentences", "a fluent text with its words shuffled", shuffled)
 
     def doubled():
-        prompt, text = rng.choice(fluent_texts)
+        prompt, text = any_fluent()
         parts = words_of(text)[:rng.randint(8, 16)]
         times = rng.choice([2, 2, 3])
         glue = rng.choice([" ", " ", ""])
@@ -296,12 +307,12 @@ def build(handwritten, model_outputs, first_set):
                             str(rng.randint(0, 99)), rng.choice(FRAGMENTS)])
         sep = rng.choice([" ", " ", "", ", ", ". "])
         text = (" " if sep.strip() or sep == " " else "") + sep.join([token] * rng.randint(12, 30))
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), text
+        return any_prompt(), text
 
     out.add_generated(8, "one_token_loop", "one token repeated", one_token_loop)
 
     def phrase_loop():
-        prompt, text = rng.choice(fluent_texts + [(DEFAULT_PROMPT, " Paris.")] * 8)
+        prompt, text = (DEFAULT_PROMPT, " Paris.") if rng.random() < 0.25 else any_fluent()
         sentences = re.split(r"(?<=[.!?])\s+", text.strip())
         if len(sentences) >= 2 and rng.random() < 0.5:  # the text's own second sentence loops
             start, phrase = text[:text.index(sentences[0]) + len(sentences[0])], " " + sentences[1]
@@ -339,7 +350,7 @@ def build(handwritten, model_outputs, first_set):
         run = "".join(rng.choice(marks) for _ in range(rng.randint(16, 40)))
         kind = rng.choice(["alone", "after_start", "commas_after_start"])
         if kind == "alone":
-            return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + run
+            return any_prompt(), " " + run
         prompt, start = fluent_start(1, 12)
         if kind == "commas_after_start":  # as a broken model trails off: "... and the ,,,,,,"
             run = "," * rng.randint(12, 40)
@@ -357,7 +368,7 @@ def build(handwritten, model_outputs, first_set):
             text = " " * count
         else:
             text = "".join(rng.choice(WHITESPACE) for _ in range(count))
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), text
+        return any_prompt(), text
 
     out.add_generated(14, "whitespace_only", "whitespace only", whitespace_only)
 
@@ -370,7 +381,7 @@ def build(handwritten, model_outputs, first_set):
         if kind == "sorted":
             digits.sort()
         sep = rng.choice([" ", ", ", " - "])
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + sep.join(digits)
+        return any_prompt(), " " + sep.join(digits)
 
     out.add_generated(14, "digit_salad", "digits or numbers at random", digit_salad)
 
@@ -393,20 +404,20 @@ def build(handwritten, model_outputs, first_set):
     def subwords():
         pieces = [rng.choice(FRAGMENTS) for _ in range(rng.randint(14, 26))]
         glue = rng.choice([" ", "", " ", "-"])
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + glue.join(pieces)
+        return any_prompt(), " " + glue.join(pieces)
 
     out.add_generated(8, "subword_fragments", "word pieces in random order", subwords)
 
     def letters():
         parts = ["".join(rng.choice("qwertyuiopasdfghjklzxcvbnm") for _ in range(rng.randint(2, 7)))
                  for _ in range(rng.randint(12, 20))]
-        return rng.choice([DEFAULT_PROMPT, *(p for p, _ in fluent_texts)]), " " + " ".join(parts)
+        return any_prompt(), " " + " ".join(parts)
 
     out.add_generated(11, "random_letters", "letters typed at random", letters)
 
     # Fluent then degeneration, at several cut points: after 1-3, 4-8, 9-14 and 15-20 words.
     def degenerate(tail_kind, cut):
-        prompt, text = rng.choice(fluent_texts)
+        prompt, text = any_fluent()
         start = cut_words(text, cut)
         count = rng.randint(10, 20)
         tail = {

@@ -124,7 +124,7 @@ PROMPTS = [
 ]
 
 # canrun's default prompt, sampled with these seeds: the many ways a model answers it well.
-SAMPLED_SEEDS = range(24)
+SAMPLED_SEEDS = range(48)
 SAMPLING = dict(temperature=0.8, top_p=0.95)
 
 # The prompts each broken or random-weight model is run on.
@@ -147,7 +147,8 @@ PROMPTS_RANDOM = PROMPTS_BROKEN[:4]
 # How the texts were read: a loop (a sentence or line repeated whole or nearly whole, or one
 # phrase three times or more) is not fluent; lines of one pattern with different content, wrong
 # facts, odd logic and a single garbled word are still fluent English, and so is a sentence
-# begun again that the 32-token limit cuts short.
+# begun again that the 32-token limit cuts short. A text that is neither clearly fluent nor
+# clearly not (half pseudo-French) is labelled None: kept here, left out of the labelled set.
 READ_LABELS = {
     # SmolLM2 itself, looping or answering in digits: not fluent.
     ("clean", "The capital of Germany is"): (False, "phrase_loop", " Berlin.\n\nTh"),
@@ -167,6 +168,10 @@ READ_LABELS = {
     ("sampled_seed2", "The capital of France is"): (False, "phrase_loop", " Paris. Pari"),
     ("sampled_seed11", "The capital of France is"): (False, "phrase_loop", " Paris.\n\nThe"),
     ("sampled_seed19", "The capital of France is"): (False, "phrase_loop", " the capital"),
+    ("sampled_seed30", "The capital of France is"):
+        (None, "unclear", " Paris.\nThe "),
+    ("sampled_seed41", "The capital of France is"):
+        (False, "fluent_then_degeneration", " Paris. So, "),
     # Broken, yet fluent English (some with a glitch: "Nova Havenos", "trainerombar").
     ("tp2_allreduce_averaged", "Once upon a time"): (True, "fluent_broken_model", ", the world "),
     ("tp2_allreduce_averaged", "What is machine learning?"):
