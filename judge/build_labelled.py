@@ -287,6 +287,8 @@ def build(handwritten, model_outputs, first_set):
 
     def shuffled():
         prompt, text = any_fluent()
+        while len(words_of(text)) < 8:  # shuffling a few words may leave them fluent
+            prompt, text = any_fluent()
         parts = words_of(text)
         rng.shuffle(parts)
         return prompt, " " + " ".join(parts)
@@ -295,6 +297,8 @@ def build(handwritten, model_outputs, first_set):
 
     def doubled():
         prompt, text = any_fluent()
+        while len(words_of(text)) < 8:
+            prompt, text = any_fluent()
         parts = words_of(text)[:rng.randint(8, 16)]
         times = rng.choice([2, 2, 3])
         glue = rng.choice([" ", " ", ""])
@@ -337,7 +341,11 @@ def build(handwritten, model_outputs, first_set):
                       phrase_loop)
 
     def then_whitespace():
+        # Cut mid-sentence: a whole answer then whitespace (EOS held back by min_new_tokens)
+        # would be a fluent answer, not this class.
         prompt, start = fluent_start()
+        while start.rstrip()[-1] in ".!?:*\"'":
+            prompt, start = fluent_start()
         run = "".join(rng.choice(WHITESPACE) if rng.random() < 0.3 else rng.choice(WHITESPACE[:2])
                       for _ in range(rng.randint(10, 40)))
         return prompt, start + run

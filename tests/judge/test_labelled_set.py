@@ -84,6 +84,13 @@ def test_held_out_share_per_class(rows):
         assert abs(held - 0.3 * len(members)) <= 1, (klass, held, len(members))
 
 
+def test_default_prompt_has_both_labels(rows):
+    # canrun asks "The capital of France is" by default: its answers, fluent or not, are many.
+    default = Counter(row["fluent"] for row in rows if row["prompt"] == "The capital of France is")
+    assert default[True] >= 50 and default[False] >= 50, default
+    assert len({row["prompt"] for row in rows}) >= 100
+
+
 def test_no_duplicate_texts(rows):
     # The empty text recurs, once per prompt; every other text appears once.
     keys = Counter((row["prompt"], row["text"]) for row in rows)
