@@ -11,6 +11,7 @@
 #include "run/packages_on_top.h"
 #include "run/script_run.h"
 #include "verify/reference_store.h"
+#include "verify/verification.h"
 
 namespace canrun::trial {
 namespace {
@@ -86,8 +87,9 @@ void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
   }
 }
 
-//! A sharded run that generated tokens: match_tokens against the reference when there is one
-//! (information), and the judge's verdict on the text.
+//! A sharded run that generated tokens: the judge's verdict on the text and, where the run
+//! measured its teacher-forced agreement with the reference, the agreement too; match_tokens
+//! against the reference when there is one (information).
 Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& report,
                          const std::optional<verify::Reference>& reference,
                          process::ProcessLauncher& launcher, dataset::VerdictRow& row) {
@@ -100,19 +102,35 @@ Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& repor
   log::info("asking the judge {} whether the output is fluent English", judge.name());
   CANRUN_ASSIGN_OR_RETURN(judge::Judgement judgement,
                           judge.judge({trial.recipe.prompt, report.text}));
-  row.verification = "judge";
+  const bool by_agreement = reference && report.agreement;
+  row.verification = std::string(by_agreement ? verify::kVerificationJudgeAndAgreement
+                                              : verify::kVerificationJudge);
   row.judge_score = judgement.score;
   row.judge_threshold = judgement.threshold;
   row.judge_model = judgement.judge;
   row.judge_parts = judgement.parts;
-  if (judgement.fluent) {
+  const std::string judged =
+      fmt::format("the judge {} scored the text {:.3f}, {} its threshold {:.3f}", judgement.judge,
+                  judgement.score, judgement.fluent ? "at or above" : "below", judgement.threshold);
+  if (by_agreement && *report.agreement < verify::kAgreementThreshold) {
+    // The stronger evidence: fed the reference's own tokens, the sharded model predicts other
+    // next tokens — whatever its free-running text looks like.
+    row.result = VerdictResult::kFailMismatch;
+    const std::int64_t positions = report.agreement_positions.value_or(0);
+    const auto agreed =
+        static_cast<std::int64_t>(*report.agreement * static_cast<double>(positions) + 0.5);
+    row.error = fmt::format(
+        "teacher-forced agreement {:.3f} below threshold {:.2f}: fed the CPU reference's tokens, "
+        "the model's next token was the reference's at {} of {} positions ({}: {})\n"
+        "reference: {}\ngot:       {}",
+        *report.agreement, verify::kAgreementThreshold, agreed, positions, judged,
+        judgement.fluent ? "fluent English" : "not fluent English", reference->text, report.text);
+    row.error_signature = "FAIL_MISMATCH | teacher-forced agreement below threshold";
+  } else if (judgement.fluent) {
     row.result = VerdictResult::kPass;
   } else {
     row.result = VerdictResult::kFailJudge;
-    row.error = fmt::format(
-        "the judge {} scored the text {:.3f}, below its threshold {:.3f}: not fluent English\n"
-        "got: {}",
-        judgement.judge, judgement.score, judgement.threshold, report.text);
+    row.error = fmt::format("{}: not fluent English\ngot: {}", judged, report.text);
     row.error_signature = "FAIL_JUDGE";
   }
   return ok_status();
@@ -121,7 +139,7 @@ Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& repor
 //! One core: the tokens must equal the reference's.
 void compare_with_reference(const run::RunReport& report, const verify::Reference& reference,
                             dataset::VerdictRow& row) {
-  row.verification = "reference";
+  row.verification = std::string(verify::kVerificationReference);
   const verify::TokenMatch match = verify::compare_tokens(report.tokens, reference.tokens);
   row.match_tokens = match.match_tokens;
   if (match.identical) {
@@ -142,7 +160,7 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
 Result<std::optional<run::ScriptRun>> retry_with_packages(
     const PreparedTrial& trial, const stack::StackPython& python, const std::string& error,
     TrialOutcome& outcome, run::ScriptPlace& place, run::Classification& failure,
-    process::ProcessLauncher& launcher) {
+    std::map<std::string, std::string>& env, process::ProcessLauncher& launcher) {
   const run::PackageRequest wanted = run::packages_for(error);
   std::string note;
   if (!wanted.unreviewed.empty()) {
@@ -162,10 +180,9 @@ Result<std::optional<run::ScriptRun>> retry_with_packages(
       }
       place.python_path = {overlay->site};
       outcome.row.packages = overlay->packages;
-      CANRUN_ASSIGN_OR_RETURN(retried,
-                              run::run_script(trial.script, outcome.run_dir, trial.python,
-                                              run::script_environment(trial.profile, place),
-                                              trial.request.timeout, launcher));
+      for (auto& [name, value] : run::script_environment(trial.profile, place)) env[name] = value;
+      CANRUN_ASSIGN_OR_RETURN(retried, run::run_script(trial.script, outcome.run_dir, trial.python,
+                                                       env, trial.request.timeout, launcher));
     } else {
       note = fmt::format("installing {} on top of the stack failed: {}",
                          fmt::join(wanted.distributions, ", "), overlay.error().message());
@@ -262,8 +279,64 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
   return trial;
 }
 
+Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
+                                     const std::vector<fs::path>& python_path,
+                                     process::ProcessLauncher& launcher) {
+  // Once per key: whoever computes a key holds its lock; a second asker waits, then finds it.
+  const std::string& model_id = trial.checkpoint.model_id;
+  const verify::ReferenceStore references(trial.cache_dir / "references");
+  const verify::ReferenceKey key{
+      model_id,
+      trial.checkpoint.revision,
+      trial.recipe.prompt,
+      trial.request.new_tokens,
+      trial.profile.dtype,
+      trial.stack ? trial.stack->library_version : trial.library_version};
+  TrialReference out;
+  out.python_path = python_path;
+  out.reference = references.find(key);
+  if (!out.reference) {
+    CANRUN_ASSIGN_OR_RETURN(FileLock computing,
+                            FileLock::acquire(references.path_of(key).string() + ".lock"));
+    out.reference = references.find(key);
+  }
+  out.reused = out.reference.has_value();
+  if (out.reference) return out;
+
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
+                          backend::find_profile(trial.request.reference_backend));
+  reference_profile.dtype = trial.profile.dtype;
+  recipe::RecipeRequest reference_request = trial.recipe;
+  reference_request.cores = 1;  // the reference runs on one core, unsharded
+  reference_request.parallelism = "none";
+  CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
+                          recipe::render_recipe(reference_request, reference_profile));
+  log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
+  CANRUN_ASSIGN_OR_RETURN(out.run_dir,
+                          run::make_run_dir(trial.cache_dir / "runs", model_id, "reference"));
+  const run::ScriptPlace place{trial.cache_dir,
+                               trial.stack ? trial.stack->compiler_version : "",
+                               {first_core, 1},
+                               std::nullopt,
+                               trial.checkpoint.in_hf_cache(),
+                               python_path};
+  CANRUN_ASSIGN_OR_RETURN(run::ScriptRun ref_run,
+                          run::run_script(reference_script, out.run_dir, trial.python,
+                                          run::script_environment(reference_profile, place),
+                                          trial.request.timeout, launcher));
+  if (auto failure = run::classify(ref_run.outcome, ref_run.report)) {
+    out.failure = std::move(failure);
+    return out;
+  }
+  out.reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
+  if (auto saved = references.save(key, *out.reference); !saved.ok())
+    log::warning("{}", saved.error().message());
+  return out;
+}
+
 Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& placement,
-                                process::ProcessLauncher& launcher) {
+                                process::ProcessLauncher& launcher,
+                                std::optional<TrialReference> reference) {
   const stack::StackPython python(trial.python, trial.cache_dir / "stack", launcher);
   stack::Stack stack;
   if (trial.stack) {
@@ -272,6 +345,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     CANRUN_ASSIGN_OR_RETURN(stack, stack::probe_stack(python, trial.profile));
   }
   DeviceRun device;
+  device.reference = std::move(reference);
   TrialOutcome& outcome = device.outcome;
   dataset::VerdictRow& row = outcome.row;
   row = start_row(trial, stack);
@@ -299,16 +373,24 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   } else {
     outcome.run_dir = fs::absolute(placement.run_dir);
   }
+  // The reference's tokens, for run.py's teacher-forced pass: a file in its folder, named by a
+  // variable (run.py run alone has neither, and skips the pass).
+  std::map<std::string, std::string> env = run::script_environment(trial.profile, place);
+  if (device.reference && device.reference->reference) {
+    const fs::path tokens_file = outcome.run_dir / "reference.json";
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(
+        tokens_file, nlohmann::json{{"tokens", device.reference->reference->tokens}}.dump()));
+    env[std::string(run::kReferenceTokensVariable)] = tokens_file.string();
+  }
   CANRUN_ASSIGN_OR_RETURN(run::ScriptRun backend_run,
-                          run::run_script(trial.script, outcome.run_dir, trial.python,
-                                          run::script_environment(trial.profile, place),
+                          run::run_script(trial.script, outcome.run_dir, trial.python, env,
                                           trial.request.timeout, launcher));
   record_measurements(backend_run, outcome);
   auto failure = run::classify(backend_run.outcome, backend_run.report);
   if (failure && failure->result == VerdictResult::kFailLoad && backend_run.report) {
     CANRUN_ASSIGN_OR_RETURN(std::optional<run::ScriptRun> retried,
                             retry_with_packages(trial, python, backend_run.report->error, outcome,
-                                                place, *failure, launcher));
+                                                place, *failure, env, launcher));
     if (retried) {
       backend_run = std::move(*retried);
       record_measurements(backend_run, outcome);
@@ -323,6 +405,12 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   }
   row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
   row.output_text = backend_run.report->text;
+  if (const auto& compiled = backend_run.report->agreement_compiled_graphs; compiled && *compiled) {
+    log::warning(
+        "{}: the teacher-forced pass compiled {} graph(s) anew; it should reuse the "
+        "compiled decode step",
+        model_id, *compiled);
+  }
   device.report = std::move(backend_run.report);
   return device;
 }
@@ -335,73 +423,52 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   const run::RunReport& report = *device.report;
   const std::string& model_id = trial.checkpoint.model_id;
 
-  // The CPU reference, once per key: the same checkpoint, eager, on one core, in the tested
-  // dtype. Whoever computes a key holds its lock; a second asker waits, then finds it.
-  const int cores = trial.plan.cores;
-  const verify::ReferenceStore references(trial.cache_dir / "references");
-  const verify::ReferenceKey key{model_id,
-                                 trial.checkpoint.revision,
-                                 trial.recipe.prompt,
-                                 trial.request.new_tokens,
-                                 trial.profile.dtype,
-                                 row.library_version};
-  std::optional<verify::Reference> reference = references.find(key);
-  outcome.reference_reused = reference.has_value();
-  if (!reference) {
-    CANRUN_ASSIGN_OR_RETURN(FileLock computing,
-                            FileLock::acquire(references.path_of(key).string() + ".lock"));
-    reference = references.find(key);
-    outcome.reference_reused = reference.has_value();
-  }
-  if (!reference) {
-    CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
-                            backend::find_profile(trial.request.reference_backend));
-    reference_profile.dtype = trial.profile.dtype;
-    recipe::RecipeRequest reference_request = trial.recipe;
-    reference_request.cores = 1;  // the reference runs on one core, unsharded
-    reference_request.parallelism = "none";
-    CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
-                            recipe::render_recipe(reference_request, reference_profile));
-    log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
-    CANRUN_ASSIGN_OR_RETURN(fs::path ref_dir,
-                            run::make_run_dir(trial.cache_dir / "runs", model_id, "reference"));
-    run::ScriptPlace reference_place = device.place;
-    reference_place.cores = {device.place.cores.first, 1};
-    reference_place.pinning.reset();
+  // The reference step ran before the device stage; it is run here only when it did not, or
+  // when it failed without the packages on top that the run learned since.
+  std::optional<TrialReference>& found = device.reference;
+  if (!found || (found->failure && found->python_path != device.place.python_path)) {
     CANRUN_ASSIGN_OR_RETURN(
-        run::ScriptRun ref_run,
-        run::run_script(reference_script, ref_dir, trial.python,
-                        run::script_environment(reference_profile, reference_place),
-                        trial.request.timeout, launcher));
-    if (auto failure = run::classify(ref_run.outcome, ref_run.report); failure && cores > 1) {
-      log::warning("the CPU reference of {} failed ({}), so match_tokens is not known: {}",
-                   model_id, to_string(failure->result), (ref_dir / "run.py").string());
-    } else if (failure) {
-      row.result = VerdictResult::kReferenceFail;
-      row.error = fmt::format(
-          "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
-          to_string(failure->result), (ref_dir / "run.py").string(), failure->error);
-      row.error_signature = "REFERENCE_FAIL | " + failure->signature;
-      return outcome;
-    } else {
-      reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
-      if (auto saved = references.save(key, *reference); !saved.ok())
-        log::warning("{}", saved.error().message());
-    }
+        found, reference_for(trial, device.place.cores.first, device.place.python_path, launcher));
   }
+  outcome.reference_reused = found->reused;
+  const int cores = trial.plan.cores;
+  if (found->failure && cores > 1) {
+    log::warning(
+        "the CPU reference of {} failed ({}), so match_tokens and agreement are not "
+        "known: {}",
+        model_id, to_string(found->failure->result), (found->run_dir / "run.py").string());
+  } else if (found->failure) {
+    row.result = VerdictResult::kReferenceFail;
+    row.error = fmt::format(
+        "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
+        to_string(found->failure->result), (found->run_dir / "run.py").string(),
+        found->failure->error);
+    row.error_signature = "REFERENCE_FAIL | " + found->failure->signature;
+    return outcome;
+  }
+  // The agreement counts only when it was measured against this very reference.
+  if (found->reference && report.agreement) row.agreement = report.agreement;
 
   // Verify.
   if (cores > 1) {
-    CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, report, reference, launcher, row));
+    run::RunReport measured = report;
+    if (!row.agreement) measured.agreement.reset();
+    CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, measured, found->reference, launcher, row));
   } else {
-    compare_with_reference(report, *reference, row);
+    compare_with_reference(report, *found->reference, row);
   }
   return outcome;
 }
 
 Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
                                         process::ProcessLauncher& launcher) {
-  CANRUN_ASSIGN_OR_RETURN(DeviceRun device, run_on_device(trial, placement, launcher));
+  std::optional<TrialReference> reference;
+  if (!trial.plan.exclusion) {  // the reference first: run.py is given its tokens
+    CANRUN_RETURN_IF_ERROR(require_local_files(trial.checkpoint));
+    CANRUN_ASSIGN_OR_RETURN(reference, reference_for(trial, placement.cores.first, {}, launcher));
+  }
+  CANRUN_ASSIGN_OR_RETURN(DeviceRun device,
+                          run_on_device(trial, placement, launcher, std::move(reference)));
   return verify_on_host(trial, std::move(device), launcher);
 }
 

@@ -10,13 +10,20 @@
 //   classify  how it ended: a failure of the backend run is the verdict; a load failure naming
 //             a missing module of the reviewed map is retried once with it on top
 //             (run/packages_on_top.h)
-//   verify    one core: the tokens must equal the CPU reference's (computed once per key and
-//             shared); sharded: the judge must find the text fluent (match_tokens recorded as
+//   reference the CPU reference's tokens (computed once per key and shared), BEFORE the run:
+//             run.py is given them and, after generating, feeds them back one at a time through
+//             its compiled decode step (teacher-forced) and reports the share of positions
+//             where its own argmax was the reference's next token: `agreement`
+//   verify    (verify/verification.h) one core: the tokens must equal the reference's
+//             (agreement recorded as information); sharded: the judge must find the text
+//             fluent and, where the reference exists, agreement must reach
+//             verify::kAgreementThreshold (below it: FAIL_MISMATCH; match_tokens recorded as
 //             information). A one-core run that worked but whose reference failed is
 //             REFERENCE_FAIL; a judge that cannot run is an error, not a verdict.
 //
-// Run and classify are the device stage (run_on_device: it needs the cores), verify is the host
-// stage (verify_on_host: host CPUs and memory only), so a campaign frees the cores between them.
+// Reference is host work of its own (reference_for), run and classify are the device stage
+// (run_on_device: it needs the cores), verify is the host stage (verify_on_host: host CPUs and
+// memory only), so a campaign holds the cores only for the run.
 //
 // Thread safety: run_trial may be called from several threads at once provided each call has
 // its own run folder and cores; the reference store and the compile caches are safe to share.
@@ -35,10 +42,12 @@
 #include "plan/stack_plan.h"
 #include "process/process.h"
 #include "recipe/renderer.h"
+#include "run/classify.h"
 #include "run/result_line.h"
 #include "run/script_run.h"
 #include "stack/stack.h"
 #include "trial/checkpoint.h"
+#include "verify/reference_store.h"
 
 namespace canrun::trial {
 
@@ -130,27 +139,54 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
                                       Checkpoint checkpoint, std::string library_version,
                                       TrialPlan plan);
 
+//! The CPU reference of a trial, as the reference step found it.
+struct TrialReference {
+  std::optional<verify::Reference> reference;  //!< none: computing it failed (`failure`)
+  std::optional<run::Classification> failure;  //!< how the reference run ended, when it failed
+  std::filesystem::path run_dir;               //!< the run that computed it; empty: from the store
+  bool reused = false;                         //!< found in the store
+  //! The packages on top it ran with (a reference that failed to load is tried again with
+  //! those the backend run learned).
+  std::vector<std::filesystem::path> python_path;
+};
+
+//! The reference step: the CPU reference of the trial's key (model, revision, prompt, tokens,
+//! dtype, library version), from the store or computed now — the same checkpoint, eager, on
+//! one core (`first_core`), in the tested dtype — and stored. Once per key: a concurrent
+//! computation of the same key is waited for, not repeated. A reference run that fails is an
+//! answer (`failure`), not an error; an error means it could not be run at all.
+Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
+                                     const std::vector<std::filesystem::path>& python_path,
+                                     process::ProcessLauncher& launcher);
+
 //! The device stage's answer: the row so far, and what the host stage verifies.
 struct DeviceRun {
   TrialOutcome outcome;
-  //! Set when the run generated: the host stage (CPU reference, judge) decides the verdict.
+  //! Set when the run generated: the host stage (comparison, judge) decides the verdict.
   //! Unset: the row is final (excluded, or the run failed).
   std::optional<run::RunReport> report;
   run::ScriptPlace place;  //!< where it ran, packages on top included (the reference uses them)
+  //! The reference step's answer, when it ran before the device stage (run.py was then given
+  //! the reference's tokens); none: the host stage computes it.
+  std::optional<TrialReference> reference;
 };
 
 //! The device stage: run (learning packages on top once if the load needs them) and classify,
-//! on the placement's cores. A scheduler frees the cores after it.
+//! on the placement's cores. With a reference that has tokens, run.py is given them (in the run
+//! folder, named by run::kReferenceTokensVariable) and measures its teacher-forced agreement.
+//! A scheduler frees the cores after it.
 Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& placement,
-                                process::ProcessLauncher& launcher);
+                                process::ProcessLauncher& launcher,
+                                std::optional<TrialReference> reference = std::nullopt);
 
-//! The host stage, for a DeviceRun with a report: the CPU reference (once per key, shared;
-//! a concurrent computation of the same key is waited for, not repeated) and the comparison
-//! or the judge.
+//! The host stage, for a DeviceRun with a report: the comparison with the reference, or the
+//! judge and the agreement. It computes the reference itself (reference_for) only when the
+//! device stage had none, or when the reference failed without the packages on top that the
+//! run learned since.
 Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device,
                                     process::ProcessLauncher& launcher);
 
-//! Run, classify and verify a prepared trial on its placement: both stages. A verdict, or an
+//! Reference, run, classify and verify a prepared trial on its placement. A verdict, or an
 //! error when it could not be run or verified (a stack without the compiler, files not on this
 //! machine, a judge that failed) — those are not verdicts on the backend.
 Result<TrialOutcome> run_prepared_trial(const PreparedTrial& trial, const Placement& placement,
