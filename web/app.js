@@ -425,20 +425,34 @@ function fact(label, value, { wide = false } = {}) {
   return h('div', { class: wide ? 'fact wide' : 'fact' }, h('dt', {}, label), h('dd', {}, value));
 }
 
-// How the output was checked: the CPU reference's tokens on one core, the judge when sharded
-// (with the tokens that matched the reference, for information).
+// How the output was checked, and which evidence decided (`verification`, named in the
+// dataset card): `reference` — one core, tokens equal to the CPU reference's; `judge+agreement`
+// — sharded, the judge AND the teacher-forced agreement with the CPU reference; `judge` —
+// sharded, the judge alone (no reference). Tokens that matched the reference and the agreement
+// are shown beside, for information where they did not decide.
 function verifiedBy(verdict) {
   if (!verdict?.verification) return '—';
   const tokens = verdict.match_tokens === null || verdict.match_tokens === undefined ? null
     : `${verdict.match_tokens}/${verdict.new_tokens} tokens match the CPU reference`;
-  if (verdict.verification !== 'judge') return tokens || verdict.verification;
+  const agreement = typeof verdict.agreement === 'number'
+    ? `teacher-forced agreement with the CPU reference ${(100 * verdict.agreement).toFixed(1)}%` : null;
+  const parts = (...items) => items.filter(Boolean).join('; ');
+  if (verdict.verification === 'reference') return parts(tokens || verdict.verification, agreement);
+  if (verdict.verification !== 'judge' && verdict.verification !== 'judge+agreement') {
+    return parts(verdict.verification, tokens, agreement);
+  }
   const judge = (verdict.judge_model || 'judge').split('@')[0].split('/').pop();
   const score = verdict.judge_score;
   const threshold = verdict.judge_threshold;
-  if (typeof score !== 'number' || typeof threshold !== 'number') return `judge ${judge}`;
-  const fluent = score >= threshold;
-  const text = `judge ${judge}: ${score.toFixed(2)} ${fluent ? '≥' : '<'} ${threshold.toFixed(2)} (${fluent ? 'fluent' : 'not fluent'})`;
-  return tokens ? `${text}; ${tokens}` : text;
+  let text = `judge ${judge}`;
+  if (typeof score === 'number' && typeof threshold === 'number') {
+    const fluent = score >= threshold;
+    text = `judge ${judge}: ${score.toFixed(2)} ${fluent ? '≥' : '<'} ${threshold.toFixed(2)} (${fluent ? 'fluent' : 'not fluent'})`;
+  }
+  if (verdict.verification === 'judge+agreement') {
+    return parts(`decided by the judge and the agreement: ${text}`, agreement, tokens);
+  }
+  return parts(text, tokens);
 }
 
 function historyTable(data) {

@@ -4,6 +4,7 @@
 
 #include "core/verdict_result.h"
 #include "dataset/schema.h"
+#include "verify/verification.h"
 
 namespace canrun::dataset {
 namespace {
@@ -134,6 +135,25 @@ than letters, digits, `.` and `+` in a version are written `%XX`). Each failure'
   }
   out += fmt::format("\nExclusion reasons: {}, or a curator's note.\n\n",
                      fmt::join(kExclusionReasons, ", "));
+  out += fmt::format(
+      "## Verification\n\n"
+      "`verification` names the evidence that decided a verdict on a run that generated:\n\n"
+      "| verification | evidence |\n|---|---|\n");
+  for (const auto& info : verify::kVerifications) {
+    out += fmt::format("| `{}` | {} |\n", info.name, cell(info.meaning));
+  }
+  out += fmt::format(
+      "\n`agreement` is teacher-forced agreement with the CPU reference. canrun computes the "
+      "reference before the run and gives run.py its tokens; after generating freely, run.py "
+      "generates once more through the same compiled decode step (one token per step, so no new "
+      "graph and no new compile), but at each step notes whether the model's own next token "
+      "(argmax) is the reference's and then feeds the reference's token. `agreement` is the share "
+      "of positions that agreed: it measures the backend at every position, even after one early "
+      "token flip made the free-running text diverge (`match_tokens` counts only the tokens "
+      "before the first difference). A sharded run needs at least {:.2f} to PASS. It is null when "
+      "the run had no reference (the reference failed, or rows recorded before it existed). "
+      "A `run.py` run alone skips this pass.\n\n",
+      verify::kAgreementThreshold);
   out += kQueries;
   return out;
 }

@@ -11,8 +11,10 @@
 #include <fstream>
 
 #include "core/atomic_file.h"
+#include "dataset/card.h"
 #include "dataset/parquet_codec.h"
 #include "dataset/test_rows.h"
+#include "verify/verification.h"
 
 namespace canrun::dataset {
 namespace {
@@ -56,6 +58,19 @@ TEST_F(DatasetTest, UpsertWritesTheStackFileAndTheCard) {
       HasSubstr(
           "| `neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-5.18.0.parquet` "
           "| neuron | neuronx-cc 2.16.372.0+4a9b2326 | transformers 5.18.0 | 2 | 1 | 1 | 0 |"));
+}
+
+// The card names every value of `verification` with the evidence behind it, and explains the
+// teacher-forced agreement and the threshold a sharded run must reach.
+TEST(CardTest, NamesEveryVerificationAndExplainsAgreement) {
+  const std::string card = render_card({});
+  for (const auto& info : verify::kVerifications) {
+    EXPECT_THAT(card, HasSubstr(fmt::format("| `{}` | ", info.name)));
+  }
+  EXPECT_THAT(card, HasSubstr("`judge+agreement`"));
+  EXPECT_THAT(card, HasSubstr("`agreement` is teacher-forced agreement with the CPU reference"));
+  EXPECT_THAT(card, HasSubstr(fmt::format("A sharded run needs at least {:.2f} to PASS",
+                                          verify::kAgreementThreshold)));
 }
 
 TEST_F(DatasetTest, NewerVerdictReplacesOlderKeyedByModelAndTask) {
