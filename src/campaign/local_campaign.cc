@@ -103,7 +103,8 @@ namespace {
 
 //! The host share a trial's device stage holds: on a `count` profile its cores are the CPUs
 //! (the scheduler counts them), elsewhere the compiler runs on the host beside it; memory for
-//! loading the weights and the process. Its CPU reference is host work of its own (verify_job_of).
+//! loading the weights and the process. Its CPU reference (reference_job_of, before it) and its
+//! verification (verify_job_of, after it) are host work of their own.
 Job job_of(std::size_t index, const WorkItem& item, const backend::BackendProfile& profile,
            const RuntimeHistory& history) {
   Job job;
@@ -144,16 +145,18 @@ Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const CampaignOpt
   return outcome.row;
 }
 
-//! A trial between its stages: prepared, and (once its device stage ran) how that went.
+//! A trial between its stages: prepared, with its CPU reference once the reference stage ran,
+//! and (once its device stage ran) how that went.
 struct Staged {
   trial::PreparedTrial trial;
   trial::DeviceRun device;
 };
 
-//! One planned trial's device stage, on its cores.
-Result<Staged> run_on_device(const WorkItem& item, const CampaignOptions& options,
-                             const backend::BackendProfile& profile, const stack::Stack& stack,
-                             const CoreGrant& grant, process::ProcessLauncher& launcher) {
+//! One planned trial's reference stage, on the host: prepared (its plan as planned), and its
+//! CPU reference found or computed, so that its run.py is given the reference's tokens.
+Result<Staged> reference_stage(const WorkItem& item, const CampaignOptions& options,
+                               const backend::BackendProfile& profile, const stack::Stack& stack,
+                               process::ProcessLauncher& launcher) {
   trial::TrialRequest request = options.trial;
   request.model = item.model_id;
   request.revision = item.revision.empty() ? "main" : item.revision;
@@ -165,29 +168,52 @@ Result<Staged> run_on_device(const WorkItem& item, const CampaignOptions& option
   plan.parallelism = item.parallelism;
   plan.stack_plan.emplace();
   plan.stack_plan->shards.weights_bytes = item.weights_bytes;
-  CANRUN_ASSIGN_OR_RETURN(trial::PreparedTrial trial,
+  Staged staged;
+  CANRUN_ASSIGN_OR_RETURN(staged.trial,
                           trial::prepare_planned(request, profile, std::move(checkpoint),
                                                  stack.library_version, std::move(plan)));
-  trial.stack = stack;
+  staged.trial.stack = stack;
+  CANRUN_RETURN_IF_ERROR(trial::require_local_files(staged.trial.checkpoint));
+  CANRUN_ASSIGN_OR_RETURN(staged.device.reference,
+                          trial::reference_for(staged.trial, 0, {}, launcher));
+  return staged;
+}
+
+//! One trial's device stage, on its cores, after its reference stage.
+Result<Staged> run_on_device(Staged staged, const backend::BackendProfile& profile,
+                             const CoreGrant& grant, process::ProcessLauncher& launcher) {
   trial::Placement placement;
   placement.cores = {grant.range().first, grant.count()};
   placement.pinning = profile.pinning_syntax == "count"
                           ? std::optional<std::string>(std::to_string(grant.count()))
                           : grant_pinning_value(profile, grant);
-  CANRUN_ASSIGN_OR_RETURN(trial::DeviceRun device,
-                          trial::run_on_device(trial, placement, launcher));
-  return Staged{std::move(trial), std::move(device)};
+  CANRUN_ASSIGN_OR_RETURN(staged.device, trial::run_on_device(staged.trial, placement, launcher,
+                                                              std::move(staged.device.reference)));
+  return staged;
 }
 
-//! The host work that decides a verdict after its device stage (CPU reference, judge): no
-//! cores, one host CPU, memory for the reference's float32 weights; about half the device's time.
-Job verify_job_of(std::size_t index, const WorkItem& item, const Job& device_job) {
+//! The host work before a trial's device stage: its CPU reference (found in the store, or
+//! computed eagerly on one host CPU), memory for the reference's float32 weights; about half
+//! the device's time when it is computed.
+Job reference_job_of(std::size_t index, const WorkItem& item, const Job& device_job) {
   Job job;
-  job.id = "verify:" + std::to_string(index);
+  job.id = "reference:" + std::to_string(index);
   job.cores = 0;
   job.host_cpus = 1;
   job.host_memory_gib = 1.0 + 3.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
   job.expected_s = device_job.expected_s / 2;
+  return job;
+}
+
+//! The host work that decides a verdict after its device stage: the comparison with the
+//! reference, or (sharded) the judge model; one host CPU, memory for the judge.
+Job verify_job_of(std::size_t index, const Job& device_job) {
+  Job job;
+  job.id = "verify:" + std::to_string(index);
+  job.cores = 0;
+  job.host_cpus = 1;
+  job.host_memory_gib = 2.0;
+  job.expected_s = device_job.expected_s / 10;
   return job;
 }
 
@@ -485,7 +511,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   for (std::size_t index : to_run) {
     Job job = job_of(index, outcome.items[index], profile, history);
     if (in_hf_cache(outcome.items[index], hf_cache) || outcome.items[index].revision.empty()) {
-      CANRUN_RETURN_IF_ERROR(scheduler.add(std::move(job)));
+      CANRUN_RETURN_IF_ERROR(scheduler.add(reference_job_of(index, outcome.items[index], job)));
     } else {
       to_fetch.push_back(std::move(job));
     }
@@ -507,16 +533,22 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     }
     return Job{};
   };
-  // A trial runs in two stages (trial.h): on its cores, then, when the run generated, as host
-  // work of its own ("verify:<index>", no cores) that decides the verdict, so the cores are free
-  // for the next test while the CPU reference runs.
+  // A trial runs in three stages (trial.h), each a job of its own: its CPU reference as host
+  // work ("reference:<index>", no cores), then on its cores ("<index>", ready once its reference
+  // is done or failed: run.py is given the reference's tokens), then, when the run generated,
+  // as host work again ("verify:<index>") that decides the verdict. The cores are held only for
+  // the run.
   struct Finished {
     std::size_t index;
     std::string job_id;
-    Result<Staged> staged;  //!< device.report set: the host stage is still to come
+    //! After the reference stage: the prepared trial and its reference; after the device
+    //! stage, device.report set: the host stage is still to come.
+    Result<Staged> staged;
   };
+  constexpr std::string_view kReference = "reference:";
   constexpr std::string_view kVerify = "verify:";
-  std::map<std::size_t, Staged> verifying;  // between the stages (this thread only)
+  std::map<std::size_t, Staged> referenced;  // between the reference and device stages
+  std::map<std::size_t, Staged> verifying;   // between the device and host stages
   std::vector<Finished> finished;
   std::condition_variable wake;
   std::vector<std::thread> threads;
@@ -532,7 +564,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
       for (const auto& [index, fetched] : fetching->ready()) {
         const WorkItem& item = outcome.items[index];
         if (fetched.ok()) {
-          CANRUN_RETURN_IF_ERROR(scheduler.add(job_by_id(index)));
+          CANRUN_RETURN_IF_ERROR(scheduler.add(reference_job_of(index, item, job_by_id(index))));
           continue;
         }
         fetching->done(index);
@@ -544,6 +576,15 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
     for (JobStart& start : scheduler.start_ready(now_s)) {
       ++running;
+      if (start.id.starts_with(kReference)) {
+        const std::size_t index = std::stoul(start.id.substr(kReference.size()));
+        (void)dir.journal(slice, {{"event", "reference"}, {"item", index}});
+        threads.emplace_back([&, index, id = start.id] {
+          deliver(index, id,
+                  reference_stage(outcome.items[index], options, profile, stack, tracking));
+        });
+        continue;
+      }
       if (start.id.starts_with(kVerify)) {
         const std::size_t index = std::stoul(start.id.substr(kVerify.size()));
         auto node = verifying.extract(index);
@@ -552,7 +593,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
                               staged = std::move(node.mapped())]() mutable {
           auto verified = trial::verify_on_host(staged.trial, std::move(staged.device), tracking);
           if (!verified.ok()) return deliver(index, id, verified.error());
-          staged.device = trial::DeviceRun{std::move(*verified), std::nullopt, {}};
+          staged.device = trial::DeviceRun{std::move(*verified), std::nullopt, {}, std::nullopt};
           deliver(index, id, std::move(staged));
         });
         continue;
@@ -562,9 +603,10 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
       (void)dir.journal(
           slice, {{"event", "start"}, {"item", index}, {"cores", describe_grant(start.cores)}});
       observer.started(item, describe_grant(start.cores));
-      threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores)] {
-        deliver(index, id,
-                run_on_device(outcome.items[index], options, profile, stack, grant, tracking));
+      auto node = referenced.extract(index);
+      threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores),
+                            staged = std::move(node.mapped())]() mutable {
+        deliver(index, id, run_on_device(std::move(staged), profile, grant, tracking));
       });
     }
     std::vector<Finished> done;
@@ -578,8 +620,16 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
       (void)scheduler.finish(one.job_id);
       const WorkItem& item = outcome.items[one.index];
       if (stop) break;  // a trial cut short by the stop is no verdict
+      if (one.staged.ok() && one.job_id.starts_with(kReference)) {  // on to its device stage
+        if (auto added = scheduler.add(job_of(one.index, item, profile, history)); !added.ok()) {
+          failure = added;
+          break;
+        }
+        referenced.emplace(one.index, std::move(*one.staged));
+        continue;
+      }
       if (one.staged.ok() && one.staged->device.report) {  // on to its host stage
-        Job verify = verify_job_of(one.index, item, job_of(one.index, item, profile, history));
+        Job verify = verify_job_of(one.index, job_of(one.index, item, profile, history));
         if (auto added = scheduler.add(verify); !added.ok()) {
           failure = added;
           break;
