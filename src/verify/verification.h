@@ -31,21 +31,23 @@ inline constexpr std::array<VerificationInfo, 3> kVerifications = {{
      "`new_tokens`). `agreement` is recorded beside it as information."},
     {kVerificationJudgeAndAgreement,
      "Sharded, with a CPU reference: PASS needs both the judge model finding the text fluent "
-     "(`judge_score` >= `judge_threshold`) and a teacher-forced `agreement` of at least 0.95 "
-     "with the CPU reference. A run below that agreement is FAIL_MISMATCH, whatever the judge "
-     "said; `match_tokens` is information."},
+     "(`judge_score` >= `judge_threshold`) and a teacher-forced `agreement` with the CPU "
+     "reference of at least the threshold given below. A run below it is FAIL_MISMATCH, "
+     "whatever the judge said; `match_tokens` is information."},
     {kVerificationJudge,
      "Sharded, without a teacher-forced agreement (the CPU reference could not be computed): "
      "the judge model alone decided."},
 }};
 
 //! The least teacher-forced agreement a sharded run needs to PASS (with a fluent text).
-//! Calibrated on real CPU runs (inductor, gloo ranks) of the test fixtures and SmolLM2-135M
-//! against the eager CPU reference, one core and sharded (TP and EP), float32 and bfloat16:
-//! every healthy run agreed at 1.0 on 32 positions, and runs broken on one rank (a skipped
-//! layer, a slightly perturbed partial sum) well below. 0.95 lets one position in 32 differ —
-//! room for an accelerator whose arithmetic is not the CPU's (bf16 near-ties) — and still
-//! fails a rank that computes something else. Keep the text of kVerifications in step.
-inline constexpr double kAgreementThreshold = 0.95;
+//! Calibrated on real CPU runs (inductor, gloo ranks) of 32 positions against the eager CPU
+//! reference: healthy runs agreed at 1.0 in float32 (tiny-llama, tiny-qwen2 TP 2, tiny-phimoe
+//! EP 2, SmolLM2-135M TP 3) and at 0.9375 (30/32) in bfloat16 (the same fixtures sharded;
+//! 0.969 on one core), where random fixture weights leave near-ties that rounding flips. Runs
+//! with rank 1's weight shard off by 5 % agreed at 0.781 (tiny-llama TP 2) and 0.875 (SmolLM2
+//! TP 3, whose text stayed fluent English). 0.90 (29 of 32) sits between the lowest healthy run
+//! and the highest broken one, one position below the bfloat16 runs for an accelerator's own
+//! rounding.
+inline constexpr double kAgreementThreshold = 0.90;
 
 }  // namespace canrun::verify

@@ -23,6 +23,8 @@ def test_fixture_architecture_passes(canrun_test, name):
     assert row["result"] == "PASS"
     assert row["match_tokens"] == row["new_tokens"] == 32
     assert row["verification"] == "reference"
+    # Fed the reference's tokens, a run that reproduced them predicts every one of them.
+    assert row["agreement"] == 1.0
     assert row["backend"] == "cpu" and row["compiler"] == "inductor"
     assert row["compile_s"] > 0 and row["generate_s"] > 0 and row["load_s"] > 0
     assert row["runtime_s"] >= row["compile_s"]
@@ -97,6 +99,15 @@ def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(canrun_test, hf_h
     alone = json.loads(line[len("CANRUN_RESULT "):])
     assert alone["ok"] and alone["text"] == row["output_text"]
     assert len(alone["tokens"]) == 32
+    # Run alone, it is given no reference: no teacher-forced pass, no agreement. Under canrun
+    # it was given one (reference.json beside it) and reported the pass, compiling nothing new.
+    assert not any(key.startswith("agreement") for key in alone)
+    assert row["agreement"] == 1.0
+    ran = Path(row["run_dir"])
+    report = next(json.loads(l[len("CANRUN_RESULT "):]) for l in (ran / "stdout.txt").read_text().splitlines()
+                  if l.startswith("CANRUN_RESULT "))
+    assert report["agreement_positions"] == 32 and report["agreement_compiled_graphs"] == 0
+    assert json.loads((ran / "reference.json").read_text())["tokens"] == report["tokens"]
 
 
 def test_out_records_the_verdict_in_the_dataset(canrun_test, tmp_path):

@@ -3,6 +3,7 @@ memory per core says so, run.py starts its own ranks (plain `python run.py`, no 
 the judge model verifies the text, and a rank that dies takes the others with it."""
 import json
 import os
+import re
 import signal
 import subprocess
 
@@ -11,9 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import fault_profile
+from conftest import SOURCE, fault_profile
 
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+# verify::kAgreementThreshold (src/verify/verification.h): a sharded run below it fails.
+AGREEMENT_THRESHOLD = float(re.search(
+    r"kAgreementThreshold = ([0-9.]+);",
+    (SOURCE / "src/verify/verification.h").read_text()).group(1))
 
 
 @pytest.fixture
@@ -54,9 +59,10 @@ def test_smollm2_sharded_passes_by_the_judge(canrun, canrun_test, tmp_path):
     code, row, err = canrun_test(SMOLLM2, *memory, "--out", out, timeout=1500)
     assert code == 0, (row or {}).get("error") or err
     assert row["result"] == "PASS"
-    assert (row["cores"], row["parallelism"], row["verification"]) == (3, "tp", "judge")
+    assert (row["cores"], row["parallelism"], row["verification"]) == (3, "tp", "judge+agreement")
     assert row["new_tokens"] == 32
     assert row["judge_score"] >= row["judge_threshold"]
+    assert row["agreement"] >= AGREEMENT_THRESHOLD
     assert row["judge_model"].startswith(SMOLLM2 + "@")
     assert 0 <= row["match_tokens"] <= 32  # against the CPU reference, for information
     assert "Paris" in row["output_text"]
@@ -88,8 +94,10 @@ def test_moe_without_tp_plan_runs_expert_parallel(canrun, canrun_test):
     assert (row["cores"], row["parallelism"]) == (2, "ep")
     assert "enable_expert_parallel=True" in row["run_py"]
     assert row["new_tokens"] == 32
-    # Experts split over two ranks compute what one core does: every token equals the reference.
+    # Experts split over two ranks compute what one core does: every token equals the reference,
+    # and fed the reference's tokens, it predicts each of them.
     assert row["match_tokens"] == 32
+    assert row["agreement"] == 1.0 and row["verification"] == "judge+agreement"
     # Random weights: the text is not English, and the judge says so.
     assert row["result"] == "FAIL_JUDGE" and code == 1
     assert row["judge_score"] < row["judge_threshold"]
@@ -103,10 +111,29 @@ def test_random_dense_model_sharded_fails_the_judge(canrun, canrun_test):
     assert row is not None, err
     assert code == 1
     assert row["result"] == "FAIL_JUDGE"
-    assert (row["cores"], row["parallelism"], row["verification"]) == (2, "tp", "judge")
+    assert (row["cores"], row["parallelism"], row["verification"]) == (2, "tp", "judge+agreement")
     assert row["judge_score"] < row["judge_threshold"]
     assert "below its threshold" in row["error"]
     assert row["match_tokens"] == 32  # the shards compute what one core does
+    assert row["agreement"] == 1.0  # so the judge decided
+
+
+def test_rank_with_slightly_wrong_weights_fails_by_agreement(canrun, canrun_test, tmp_path):
+    # Rank 1's shard of every weight is off by ~5 %: its partial sums feed every all-reduce
+    # slightly wrong, the text still looks like the model's (whatever the judge says of it), and
+    # the teacher-forced agreement with the CPU reference is what fails the run.
+    model = "canrun-fixtures/tiny-llama"
+    profile = fault_profile(tmp_path, "perturbing_rank_1", {"CANRUN_FAULT_NOISE": "0.05"})
+    code, row, err = canrun_test(model, "--backend", profile, *memory_for_two_cores(canrun, model))
+    assert row is not None, err
+    assert code == 1
+    assert (row["cores"], row["parallelism"]) == (2, "tp")
+    assert row["result"] == "FAIL_MISMATCH", row["error"]
+    assert row["verification"] == "judge+agreement"
+    assert row["agreement"] < AGREEMENT_THRESHOLD
+    assert f"teacher-forced agreement {row['agreement']:.3f} below threshold {AGREEMENT_THRESHOLD:.2f}" in row["error"]
+    assert row["error_signature"] == "FAIL_MISMATCH | teacher-forced agreement below threshold"
+    assert row["judge_score"] is not None  # the judge was asked too; agreement decided
 
 
 def alive(pid):

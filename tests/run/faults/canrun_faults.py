@@ -81,3 +81,29 @@ def crashing_rank_1(gm, example_inputs):
         return gm(*args)
 
     return run
+
+
+_perturbed = set()
+
+
+def perturbing_rank_1(gm, example_inputs):
+    """Sharded runs: rank 1's shard of the weights is off by a little — each weight it computes
+    with scaled by (1 + CANRUN_FAULT_NOISE * noise), noise normal with a fixed seed — so the
+    partial results it adds to every all-reduce are slightly wrong, the way a miscompiled rank
+    would be, while the other ranks and the graph itself are as they should be. The text stays
+    text-like (every step still picks a likely token); the teacher-forced agreement with the
+    CPU reference must catch it."""
+    if os.environ.get("RANK", "0") != "1":
+        return gm.forward
+    noise = float(os.environ.get("CANRUN_FAULT_NOISE", "0.05"))
+    generator = torch.Generator().manual_seed(1)
+    weights = [t for t in example_inputs if isinstance(t, torch.nn.Parameter)] or list(gm.parameters())
+    with torch.no_grad():
+        for weight in weights:
+            if id(weight) in _perturbed or not weight.is_floating_point() or weight.dim() < 2:
+                continue
+            _perturbed.add(id(weight))
+            local = weight.to_local() if hasattr(weight, "to_local") else weight
+            scale = 1 + noise * torch.randn(local.shape, generator=generator, dtype=torch.float32)
+            local.mul_(scale.to(local.dtype))
+    return gm.forward
