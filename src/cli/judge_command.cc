@@ -1,6 +1,7 @@
-// canrun judge: the judge of sharded runs on its own. `calibrate` scores the labelled set with
-// a judge model and prints the threshold chosen and the accuracy it gives (also each text
-// judged by a threshold chosen without it); `score` judges texts given on the command line.
+// canrun judge: the judge of sharded runs on its own. `calibrate` measures the labelled set with
+// a judge model, fits the combination and its threshold, and prints how it does on the
+// calibration part, the held-out part, k folds and per class; `score` judges texts given on the
+// command line.
 // Exit 0; for score, 1 when a text is not fluent; 2 when the judge cannot run.
 #include <fmt/format.h>
 
@@ -32,58 +33,71 @@ Result<judge::Judge> open_judge(JudgeOptions& options) {
   return judge::Judge::open(options.judge, *launcher);
 }
 
+std::string tally_line(std::string_view what, const judge::Tally& t) {
+  return fmt::format("{:<16}{:>6}{:>8}{:>12}{:>12}{:>10.1f}%\n", what, t.texts, t.fluent,
+                     t.false_pass, t.false_fail, t.texts ? 100.0 * t.correct() / t.texts : 0.0);
+}
+
 int run_calibrate(JudgeOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Judge judge, open_judge(options));
   CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Calibration c, judge.calibration());
   if (options.json) {
-    print_json(std::cout, {{"judge", c.judge},
-                           {"threshold", c.threshold},
-                           {"texts", c.texts},
-                           {"fluent", c.fluent},
-                           {"correct", c.correct},
-                           {"accuracy", c.accuracy()},
-                           {"leave_one_out_correct", c.leave_one_out_correct},
-                           {"leave_one_out_accuracy", c.leave_one_out_accuracy()},
-                           {"lowest_fluent", c.lowest_fluent},
-                           {"highest_other", c.highest_other}});
+    print_json(std::cout, judge::to_json(c));
     return kExitOk;
   }
-  std::cout << fmt::format("judge          {}\n", c.judge);
-  std::cout << fmt::format("labelled       {} texts, {} fluent, {} not\n", c.texts, c.fluent,
-                           c.texts - c.fluent);
-  std::cout << fmt::format("threshold      {:.3f} (fluent texts score at or above it)\n",
+  const judge::Combination& combination = c.combination;
+  std::cout << fmt::format("judge      {}\n", c.judge);
+  std::cout << fmt::format(
+      "method     logistic regression of {} features fitted on the calibration part; the\n"
+      "           threshold passes none of its non-fluent texts\n",
+      combination.names.size());
+  std::cout << fmt::format("threshold  {:.3f} on the combined score (log-odds of fluent)\n\n",
                            c.threshold);
-  std::cout << fmt::format("accuracy       {}/{} ({:.1f}%)\n", c.correct, c.texts,
-                           100 * c.accuracy());
-  std::cout << fmt::format("leave one out  {}/{} ({:.1f}%)\n", c.leave_one_out_correct, c.texts,
-                           100 * c.leave_one_out_accuracy());
-  std::cout << fmt::format("margin         lowest fluent {:.3f}, highest other {:.3f}\n",
-                           c.lowest_fluent, c.highest_other);
+  std::cout << fmt::format("{:<16}{:>6}{:>8}{:>12}{:>12}{:>11}\n", "texts", "all", "fluent",
+                           "false PASS", "false FAIL", "accuracy");
+  std::cout << tally_line("calibration", c.calibrate) << tally_line("held out", c.held_out)
+            << tally_line(fmt::format("{}-fold", c.folds), c.folded) << "\n";
+  std::cout << fmt::format("{:<28}{:<12}{:>6}{:>16}{:>16}\n", "class", "label", "texts",
+                           "held out wrong", fmt::format("{}-fold wrong", c.folds));
+  for (const auto& k : c.classes) {
+    std::cout << fmt::format(
+        "{:<28}{:<12}{:>6}{:>16}{:>16}\n", k.name, k.fluent ? "fluent" : "not fluent",
+        k.folds.texts,
+        fmt::format("{}/{}", k.held_out.false_pass + k.held_out.false_fail, k.held_out.texts),
+        fmt::format("{}/{}", k.folds.false_pass + k.folds.false_fail, k.folds.texts));
+  }
+  std::cout << "\nweights (of each feature standardised), bias "
+            << fmt::format("{:+.3f}", combination.bias) << "\n";
+  for (std::size_t at = 0; at < combination.names.size(); ++at) {
+    std::cout << fmt::format("  {:<20}{:+.3f}\n", combination.names[at], combination.weights[at]);
+  }
   return kExitOk;
 }
 
 int run_score(JudgeOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Judge judge, open_judge(options));
-  CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Calibration c, judge.calibration());
   std::vector<judge::JudgeItem> items;
   for (const auto& text : options.texts) items.push_back({options.prompt, text});
-  CANRUN_ASSIGN_OR_RETURN_EXIT(std::vector<double> scores, judge.score(items));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(std::vector<judge::Judgement> judgements, judge.judge_all(items));
   bool all_fluent = true;
   nlohmann::json out = nlohmann::json::array();
-  for (std::size_t at = 0; at < scores.size(); ++at) {
-    const bool fluent = scores[at] >= c.threshold;
-    all_fluent = all_fluent && fluent;
-    out.push_back({{"text", options.texts[at]}, {"score", scores[at]}, {"fluent", fluent}});
+  for (std::size_t at = 0; at < judgements.size(); ++at) {
+    const judge::Judgement& j = judgements[at];
+    all_fluent = all_fluent && j.fluent;
+    out.push_back({{"text", options.texts[at]},
+                   {"score", j.score},
+                   {"fluent", j.fluent},
+                   {"parts", nlohmann::json::parse(j.parts)}});
     if (!options.json) {
-      std::cout << fmt::format("{:8.3f}  {}  {}\n", scores[at],
-                               fluent ? "fluent    " : "not fluent",
+      std::cout << fmt::format("{:8.3f}  {}  {}\n", j.score, j.fluent ? "fluent    " : "not fluent",
                                quote_for_display(options.texts[at]));
     }
   }
+  const double threshold = judgements.empty() ? 0 : judgements.front().threshold;
   if (options.json) {
-    print_json(std::cout, {{"judge", c.judge}, {"threshold", c.threshold}, {"texts", out}});
+    print_json(std::cout, {{"judge", judge.name()}, {"threshold", threshold}, {"texts", out}});
   } else {
-    std::cout << fmt::format("threshold {:.3f} ({})\n", c.threshold, c.judge);
+    std::cout << fmt::format("threshold {:.3f} ({})\n", threshold, judge.name());
   }
   return all_fluent ? kExitOk : kExitFailed;
 }
@@ -91,8 +105,9 @@ int run_score(JudgeOptions& options) {
 void add_common(CLI::App* command, const std::shared_ptr<JudgeOptions>& options) {
   command->add_option("--judge-model", options->judge.model, "Hub id in the HF cache, or a folder")
       ->capture_default_str();
-  command->add_option("--python", options->judge.python,
-                      "The Python that runs the judge (default: $CANRUN_PYTHON or the venv)");
+  command->add_option(
+      "--python", options->judge.python,
+      "The Python that runs the judge (default: $CANRUN_JUDGE_PYTHON, else canrun's .venv)");
   command->add_option("--cache", options->cache,
                       "Folder for calibrations (default: $CANRUN_CACHE)");
   command->add_flag("--json", options->json, "Machine-readable output");
@@ -106,7 +121,8 @@ void register_judge_command(const CommandRegistry& registry) {
       "judge", "The judge model of sharded runs: its calibration, or its scores of texts");
   judge->require_subcommand(1);
   CLI::App* calibrate = judge->add_subcommand(
-      "calibrate", "Score the labelled set; print the threshold and the accuracy it gives");
+      "calibrate",
+      "Fit the judge on the labelled set; print held-out, k-fold and per-class figures");
   add_common(calibrate, options);
   calibrate->callback(
       [registry, options] { *registry.action = [options] { return run_calibrate(*options); }; });

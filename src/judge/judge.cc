@@ -1,18 +1,22 @@
 #include "judge/judge.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/cache_dir.h"
 #include "core/log.h"
 #include "core/text.h"
-#include "judge/judge_files.h"
 #include "hub/local_model.h"
+#include "judge/judge_files.h"
 #include "stack/stack.h"
 
 namespace canrun::judge {
@@ -22,23 +26,56 @@ namespace fs = std::filesystem;
 
 std::string_view embedded(std::string_view name) { return judge_files().at(name); }
 
+//! Bumped when the way features become a verdict changes, so older calibrations are not reused.
+constexpr std::string_view kMethod = "logistic-pairs-cautious-v1";
+
 //! Where a calibration of this key is kept, and the key itself.
 nlohmann::json calibration_key(const std::string& judge, const std::string& library_version) {
   return {{"judge", judge},
           {"library_version", library_version},
+          {"method", kMethod},
           {"judge_py", fmt::format("{:016x}", fnv1a(embedded("judge")))},
           {"labelled", fmt::format("{:016x}", fnv1a(embedded("labelled")))}};
 }
 
-nlohmann::json to_json(const Calibration& c) {
+nlohmann::json to_json(const Tally& t) {
+  return {{"texts", t.texts},
+          {"fluent", t.fluent},
+          {"false_pass", t.false_pass},
+          {"false_fail", t.false_fail},
+          {"correct", t.correct()}};
+}
+
+Tally tally_from_json(const nlohmann::json& json) {
+  Tally t;
+  t.texts = json.at("texts").get<int>();
+  t.fluent = json.at("fluent").get<int>();
+  t.false_pass = json.at("false_pass").get<int>();
+  t.false_fail = json.at("false_fail").get<int>();
+  return t;
+}
+
+nlohmann::json calibration_to_json(const Calibration& c) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const auto& k : c.classes) {
+    classes.push_back({{"class", k.name},
+                       {"fluent", k.fluent},
+                       {"held_out", to_json(k.held_out)},
+                       {"folds", to_json(k.folds)}});
+  }
   return {{"judge", c.judge},
           {"threshold", c.threshold},
-          {"texts", c.texts},
-          {"fluent", c.fluent},
-          {"correct", c.correct},
-          {"leave_one_out_correct", c.leave_one_out_correct},
-          {"lowest_fluent", c.lowest_fluent},
-          {"highest_other", c.highest_other}};
+          {"combination",
+           {{"names", c.combination.names},
+            {"mean", c.combination.mean},
+            {"scale", c.combination.scale},
+            {"weights", c.combination.weights},
+            {"bias", c.combination.bias}}},
+          {"calibrate", to_json(c.calibrate)},
+          {"held_out", to_json(c.held_out)},
+          {"k", c.folds},
+          {"folds", to_json(c.folded)},
+          {"classes", classes}};
 }
 
 std::optional<Calibration> from_json(const nlohmann::json& json) {
@@ -46,16 +83,58 @@ std::optional<Calibration> from_json(const nlohmann::json& json) {
     Calibration c;
     c.judge = json.at("judge").get<std::string>();
     c.threshold = json.at("threshold").get<double>();
-    c.texts = json.at("texts").get<int>();
-    c.fluent = json.at("fluent").get<int>();
-    c.correct = json.at("correct").get<int>();
-    c.leave_one_out_correct = json.at("leave_one_out_correct").get<int>();
-    c.lowest_fluent = json.at("lowest_fluent").get<double>();
-    c.highest_other = json.at("highest_other").get<double>();
+    const auto& combination = json.at("combination");
+    c.combination.names = combination.at("names").get<std::vector<std::string>>();
+    c.combination.mean = combination.at("mean").get<std::vector<double>>();
+    c.combination.scale = combination.at("scale").get<std::vector<double>>();
+    c.combination.weights = combination.at("weights").get<std::vector<double>>();
+    c.combination.bias = combination.at("bias").get<double>();
+    c.calibrate = tally_from_json(json.at("calibrate"));
+    c.held_out = tally_from_json(json.at("held_out"));
+    c.folds = json.at("k").get<int>();
+    c.folded = tally_from_json(json.at("folds"));
+    for (const auto& k : json.at("classes")) {
+      c.classes.push_back({k.at("class").get<std::string>(), k.at("fluent").get<bool>(),
+                           tally_from_json(k.at("held_out")), tally_from_json(k.at("folds"))});
+    }
+    const std::size_t d = c.combination.names.size();
+    if (c.combination.mean.size() != d || c.combination.scale.size() != d ||
+        c.combination.weights.size() != d)
+      return std::nullopt;
     return c;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+//! The features of `row` in the order of `names`; nullopt when one is missing.
+std::optional<std::vector<double>> in_order(const std::vector<std::string>& names,
+                                            const nlohmann::json& row) {
+  std::vector<double> values;
+  for (const auto& name : names) {
+    const auto found = row.find(name);
+    if (found == row.end() || !found->is_number()) return std::nullopt;
+    values.push_back(found->get<double>());
+  }
+  return values;
+}
+
+//! Fits on the rows where `fit` is true and returns the combination and its strict threshold.
+std::pair<Combination, double> fit_on(const std::vector<std::string>& names,
+                                      const std::vector<std::vector<double>>& features,
+                                      const std::vector<LabelledText>& set,
+                                      const std::vector<bool>& fit) {
+  std::vector<std::vector<double>> x;
+  std::vector<bool> y;
+  for (std::size_t at = 0; at < set.size(); ++at) {
+    if (!fit[at]) continue;
+    x.push_back(with_pairs(features[at]));
+    y.push_back(set[at].fluent);
+  }
+  Combination combination = fit_combination(with_pair_names(names), x, y);
+  std::vector<double> scores;
+  for (const auto& row : x) scores.push_back(combination.score(row));
+  return {std::move(combination), cautious_threshold(scores, y)};
 }
 
 }  // namespace
@@ -74,40 +153,84 @@ Result<std::vector<LabelledText>> labelled_set() {
                       "\"text\" and a boolean \"fluent\"",
                       number));
     }
+    const std::string split = json.value("split", "calibrate");
+    if (split != "calibrate" && split != "held_out") {
+      return corrupt(fmt::format(
+          "judge/labelled.jsonl line {}: \"split\" is {}, not \"calibrate\" or \"held_out\"",
+          number, quote_for_message(split)));
+    }
+    const bool fluent = json["fluent"].get<bool>();
     set.push_back({{json.value("prompt", ""), json["text"].get<std::string>()},
-                   json["fluent"].get<bool>(),
-                   json.value("source", "")});
+                   fluent,
+                   json.value("class", fluent ? "fluent" : "not_fluent"),
+                   json.value("source", ""),
+                   split == "held_out"});
   }
   return set;
 }
 
-Threshold best_threshold(const std::vector<double>& scores, const std::vector<bool>& fluent) {
-  std::vector<double> sorted = scores;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  // Candidates: below all, between each pair of neighbours, above all.
-  std::vector<std::pair<double, double>> candidates;  // threshold, gap it sits in
-  candidates.emplace_back(sorted.front() - 1, 1);
-  for (std::size_t at = 1; at < sorted.size(); ++at) {
-    candidates.emplace_back((sorted[at - 1] + sorted[at]) / 2, sorted[at] - sorted[at - 1]);
+nlohmann::json to_json(const Calibration& calibration) { return calibration_to_json(calibration); }
+
+void Tally::add(bool is_fluent, bool judged_fluent) {
+  ++texts;
+  fluent += is_fluent;
+  false_pass += !is_fluent && judged_fluent;
+  false_fail += is_fluent && !judged_fluent;
+}
+
+Calibration calibrate(const std::vector<std::string>& names,
+                      const std::vector<std::vector<double>>& features,
+                      const std::vector<LabelledText>& set, int folds) {
+  Calibration c;
+  c.folds = folds;
+  std::vector<bool> fit;
+  for (const auto& labelled : set) fit.push_back(!labelled.held_out);
+  std::tie(c.combination, c.threshold) = fit_on(names, features, set, fit);
+
+  std::map<std::string, std::size_t> class_at;
+  for (const auto& labelled : set) {
+    if (class_at.try_emplace(labelled.label_class, c.classes.size()).second)
+      c.classes.push_back({labelled.label_class, labelled.fluent, {}, {}});
   }
-  candidates.emplace_back(sorted.back() + 1, 1);
-  Threshold best{0, -1};
-  double best_gap = -1;
-  for (const auto& [threshold, gap] : candidates) {
-    int correct = 0;
-    for (std::size_t at = 0; at < scores.size(); ++at)
-      correct += (scores[at] >= threshold) == fluent[at];
-    if (correct > best.correct || (correct == best.correct && gap > best_gap)) {
-      best = {threshold, correct};
-      best_gap = gap;
+  for (std::size_t at = 0; at < set.size(); ++at) {
+    const bool judged = c.combination.score(with_pairs(features[at])) >= c.threshold;
+    (set[at].held_out ? c.held_out : c.calibrate).add(set[at].fluent, judged);
+    if (set[at].held_out)
+      c.classes[class_at[set[at].label_class]].held_out.add(set[at].fluent, judged);
+  }
+
+  std::vector<std::string> classes;
+  for (const auto& labelled : set) classes.push_back(labelled.label_class);
+  const std::vector<int> fold_of = stratified_folds(classes, folds);
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<bool> others;
+    for (const int f : fold_of) others.push_back(f != fold);
+    const auto [combination, threshold] = fit_on(names, features, set, others);
+    for (std::size_t at = 0; at < set.size(); ++at) {
+      if (fold_of[at] != fold) continue;
+      const bool judged = combination.score(with_pairs(features[at])) >= threshold;
+      c.folded.add(set[at].fluent, judged);
+      c.classes[class_at[set[at].label_class]].folds.add(set[at].fluent, judged);
     }
   }
-  return best;
+  return c;
+}
+
+fs::path calibration_dir(const fs::path& cache_dir) {
+  if (const char* env = std::getenv("CANRUN_JUDGE_CACHE"); env != nullptr && *env != '\0')
+    return env;
+  return cache_dir / "judge";
+}
+
+std::string judge_python() {
+  if (const char* env = std::getenv("CANRUN_JUDGE_PYTHON"); env != nullptr && *env != '\0')
+    return env;
+  const auto venv = executable_dir().parent_path() / ".venv" / "bin" / "python";
+  return fs::exists(venv) ? venv.string() : stack::default_python();
 }
 
 Result<Judge> Judge::open(Options options, process::ProcessLauncher& launcher) {
-  if (options.python.empty()) options.python = stack::default_python();
+  if (options.python.empty()) options.python = judge_python();
   auto source = hub::find_local_model(options.model, "main");
   if (!source.ok()) return source.error().with_context("the judge model");
   if (options.library_version.empty()) {
@@ -124,7 +247,8 @@ Result<Judge> Judge::open(Options options, process::ProcessLauncher& launcher) {
   return judge;
 }
 
-Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
+Result<std::vector<std::vector<double>>> Judge::features(const std::vector<JudgeItem>& items,
+                                                         std::vector<std::string>& names) {
   static std::atomic<int> counter{0};
   const fs::path work =
       options_.cache_dir / "judge" / "work" / fmt::format("{}-{}", ::getpid(), counter++);
@@ -143,7 +267,8 @@ Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
   spec.env["TOKENIZERS_PARALLELISM"] = "false";
   if (offline_) spec.env["HF_HUB_OFFLINE"] = "1";
   spec.cwd = work;
-  spec.timeout = options_.timeout;
+  // Measuring the labelled set takes minutes: a limit that grows with the texts.
+  spec.timeout = std::max(options_.timeout, std::chrono::seconds(10 * items.size()));
   auto outcome = launcher_->run(spec);
   fs::remove_all(work, error);
   if (!outcome.ok()) return outcome.error().with_context("the judge");
@@ -156,19 +281,29 @@ Result<std::vector<double>> Judge::score(const std::vector<JudgeItem>& items) {
             outcome->stderr_tail.size() > 4000 ? outcome->stderr_tail.size() - 4000 : 0)));
   }
   const auto answer = nlohmann::json::parse(outcome->stdout_tail, nullptr, false);
-  const auto scores = answer.is_object() ? answer.value("scores", nlohmann::json()) : nullptr;
-  if (!scores.is_array() || scores.size() != items.size() ||
-      !std::all_of(scores.begin(), scores.end(), [](const auto& s) { return s.is_number(); })) {
+  const auto rows = answer.is_object() ? answer.value("features", nlohmann::json()) : nullptr;
+  const auto bad_answer = [&] {
     return internal_error(fmt::format("the judge {} answered {} for {} texts", name_,
                                       quote_for_message(outcome->stdout_tail), items.size()));
+  };
+  if (!rows.is_array() || rows.size() != items.size()) return bad_answer();
+  names.clear();
+  if (!rows.empty() && rows.front().is_object()) {
+    for (const auto& [name, value] : rows.front().items()) names.push_back(name);
   }
-  return scores.get<std::vector<double>>();
+  std::vector<std::vector<double>> features;
+  for (const auto& row : rows) {
+    auto values = row.is_object() ? in_order(names, row) : std::nullopt;
+    if (!values || row.size() != names.size()) return bad_answer();
+    features.push_back(std::move(*values));
+  }
+  return features;
 }
 
 Result<Calibration> Judge::calibration() {
   const nlohmann::json key = calibration_key(name_, options_.library_version);
-  const fs::path path =
-      options_.cache_dir / "judge" / fmt::format("calibration-{:016x}.json", fnv1a(key.dump()));
+  const fs::path path = calibration_dir(options_.cache_dir) /
+                        fmt::format("calibration-{:016x}.json", fnv1a(key.dump()));
   if (auto text = read_file(path); text.ok()) {
     const auto json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_object() && json.value("key", nlohmann::json()) == key) {
@@ -177,53 +312,66 @@ Result<Calibration> Judge::calibration() {
   }
   CANRUN_ASSIGN_OR_RETURN(std::vector<LabelledText> set, labelled_set());
   std::vector<JudgeItem> items;
-  std::vector<bool> fluent;
+  std::size_t fitted_fluent = 0, fitted = 0;
   for (const auto& labelled : set) {
     items.push_back(labelled.item);
-    fluent.push_back(labelled.fluent);
+    fitted += !labelled.held_out;
+    fitted_fluent += !labelled.held_out && labelled.fluent;
   }
-  if (std::count(fluent.begin(), fluent.end(), true) == 0 ||
-      std::count(fluent.begin(), fluent.end(), false) == 0) {
-    return corrupt("judge/labelled.jsonl needs fluent and non-fluent texts");
-  }
+  if (fitted_fluent == 0 || fitted_fluent == fitted)
+    return corrupt(
+        "judge/labelled.jsonl needs fluent and non-fluent texts outside the held-out part");
   log::info("calibrating the judge {} on {} labelled texts", name_, items.size());
-  CANRUN_ASSIGN_OR_RETURN(std::vector<double> scores, score(items));
-
-  Calibration c;
+  std::vector<std::string> names;
+  CANRUN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> features, this->features(items, names));
+  Calibration c = judge::calibrate(names, features, set);
   c.judge = name_;
-  c.texts = static_cast<int>(scores.size());
-  c.fluent = static_cast<int>(std::count(fluent.begin(), fluent.end(), true));
-  const Threshold best = best_threshold(scores, fluent);
-  c.threshold = best.threshold;
-  c.correct = best.correct;
-  c.lowest_fluent = 1e300;
-  c.highest_other = -1e300;
-  for (std::size_t at = 0; at < scores.size(); ++at) {
-    if (fluent[at]) {
-      c.lowest_fluent = std::min(c.lowest_fluent, scores[at]);
-    } else {
-      c.highest_other = std::max(c.highest_other, scores[at]);
-    }
-    std::vector<double> others = scores;
-    std::vector<bool> others_fluent = fluent;
-    others.erase(others.begin() + static_cast<std::ptrdiff_t>(at));
-    others_fluent.erase(others_fluent.begin() + static_cast<std::ptrdiff_t>(at));
-    c.leave_one_out_correct +=
-        (scores[at] >= best_threshold(others, others_fluent).threshold) == fluent[at];
-  }
   std::error_code error;
   fs::create_directories(path.parent_path(), error);
-  const nlohmann::json stored = {{"key", key}, {"calibration", to_json(c)}, {"scores", scores}};
+  const nlohmann::json stored = {
+      {"key", key}, {"calibration", calibration_to_json(c)}, {"features", features}};
   if (auto saved = write_file_atomically(path, stored.dump(1)); !saved.ok())
     log::warning("{}", saved.error().message());
   return c;
 }
 
-Result<Judgement> Judge::judge(const JudgeItem& item) {
+Result<std::vector<Judgement>> Judge::judge_all(const std::vector<JudgeItem>& items) {
   CANRUN_ASSIGN_OR_RETURN(Calibration calibration, this->calibration());
-  CANRUN_ASSIGN_OR_RETURN(std::vector<double> scores, score({item}));
-  return Judgement{scores.front(), calibration.threshold, scores.front() >= calibration.threshold,
-                   name_};
+  std::vector<std::string> names;
+  CANRUN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> features, this->features(items, names));
+  const Combination& combination = calibration.combination;
+  if (with_pair_names(names) != combination.names && !items.empty()) {
+    return internal_error(fmt::format("the judge {} measured [{}], its calibration fits [{}]",
+                                      name_, fmt::join(names, ", "),
+                                      fmt::join(combination.names, ", ")));
+  }
+  std::vector<Judgement> judgements;
+  for (const auto& measured : features) {
+    // Each feature's part: its own term, and half of each product it is in (all of its square).
+    const std::vector<double> row = with_pairs(measured);
+    std::vector<double> adds(names.size(), 0.0);
+    std::size_t term = names.size();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      adds[i] += combination.contribution(i, row);
+      for (std::size_t j = i; j < names.size(); ++j, ++term) {
+        const double product = combination.contribution(term, row);
+        adds[i] += product / 2;
+        adds[j] += product / 2;
+      }
+    }
+    nlohmann::json parts = {{"bias", combination.bias}};
+    for (std::size_t at = 0; at < names.size(); ++at)
+      parts[names[at]] = {{"value", measured[at]}, {"adds", adds[at]}};
+    const double score = combination.score(row);
+    judgements.push_back(
+        {score, calibration.threshold, score >= calibration.threshold, name_, parts.dump()});
+  }
+  return judgements;
+}
+
+Result<Judgement> Judge::judge(const JudgeItem& item) {
+  CANRUN_ASSIGN_OR_RETURN(std::vector<Judgement> judgements, judge_all({item}));
+  return judgements.front();
 }
 
 }  // namespace canrun::judge

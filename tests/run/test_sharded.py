@@ -188,25 +188,3 @@ def no_process_with(marker):
         except OSError:
             pass
     return True
-
-
-def test_judge_calibration_gives_the_reported_accuracy(canrun):
-    result = canrun("judge", "calibrate", "--json")
-    assert result.returncode == 0, result.stderr
-    calibration = json.loads(result.stdout)
-    labelled = [json.loads(line) for line in open(os.path.join(os.environ["CANRUN_SOURCE_DIR"], "judge", "labelled.jsonl"))]
-    assert calibration["texts"] == len(labelled) == 48
-    assert calibration["fluent"] == sum(item["fluent"] for item in labelled) == 25
-    # The figures in the judge's documentation (README): every text on its side, also when each
-    # is judged by a threshold chosen without it.
-    assert calibration["correct"] == 48 and calibration["accuracy"] == 1.0
-    assert calibration["leave_one_out_correct"] == 48
-    assert calibration["lowest_fluent"] > calibration["threshold"] > calibration["highest_other"]
-    # Texts it has not seen: a fluent sentence, a shuffled one, and a one-word loop.
-    result = canrun("judge", "score", "--json", "--prompt", "The capital of France is",
-                    " Paris, which is also the largest city of the country.",
-                    " country of Paris, largest the is city which also",
-                    " France France France France France France France France France France")
-    assert result.returncode == 1, result.stderr  # one text or more is not fluent
-    verdicts = [text["fluent"] for text in json.loads(result.stdout)["texts"]]
-    assert verdicts == [True, False, False]
