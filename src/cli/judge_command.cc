@@ -5,8 +5,11 @@
 // Exit 0; for score, 1 when a text is not fluent; 2 when the judge cannot run.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <numeric>
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
@@ -48,9 +51,9 @@ int run_calibrate(JudgeOptions& options) {
   const judge::Combination& combination = c.combination;
   std::cout << fmt::format("judge      {}\n", c.judge);
   std::cout << fmt::format(
-      "method     logistic regression of {} features fitted on the calibration part; the\n"
-      "           threshold passes none of its non-fluent texts\n",
-      combination.names.size());
+      "method     logistic regression of {} terms (the features and their products) fitted on\n"
+      "           the calibration part; the threshold weighs a false PASS {:g} false FAILs\n",
+      combination.names.size(), judge::kFalsePassCost);
   std::cout << fmt::format("threshold  {:.3f} on the combined score (log-odds of fluent)\n\n",
                            c.threshold);
   std::cout << fmt::format("{:<16}{:>6}{:>8}{:>12}{:>12}{:>11}\n", "texts", "all", "fluent",
@@ -66,10 +69,17 @@ int run_calibrate(JudgeOptions& options) {
         fmt::format("{}/{}", k.held_out.false_pass + k.held_out.false_fail, k.held_out.texts),
         fmt::format("{}/{}", k.folds.false_pass + k.folds.false_fail, k.folds.texts));
   }
-  std::cout << "\nweights (of each feature standardised), bias "
-            << fmt::format("{:+.3f}", combination.bias) << "\n";
-  for (std::size_t at = 0; at < combination.names.size(); ++at) {
-    std::cout << fmt::format("  {:<20}{:+.3f}\n", combination.names[at], combination.weights[at]);
+  // The terms that weigh most (of standardised values), largest first.
+  std::vector<std::size_t> order(combination.names.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::abs(combination.weights[a]) > std::abs(combination.weights[b]);
+  });
+  std::cout << fmt::format("\nlargest weights (of standardised terms; bias {:+.3f})\n",
+                           combination.bias);
+  for (std::size_t at = 0; at < std::min<std::size_t>(12, order.size()); ++at) {
+    std::cout << fmt::format("  {:<40}{:+.3f}\n", combination.names[order[at]],
+                             combination.weights[order[at]]);
   }
   return kExitOk;
 }
