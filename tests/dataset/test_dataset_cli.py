@@ -246,9 +246,9 @@ def test_card_is_valid_markdown_with_hub_front_matter(two_stacks):
 
     tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(body)
     tables = [t for t in tokens if t.type == "table_open"]
-    assert len(tables) == 3  # stacks, columns, results
+    assert len(tables) == 4  # stacks, columns, results, verification values
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    assert headings == ["canrun results", "Stacks", "Columns", "Results", "How to query"]
+    assert headings == ["canrun results", "Stacks", "Columns", "Results", "Verification", "How to query"]
     fences = [t for t in tokens if t.type == "fence"]
     assert [f.info for f in fences] == ["python", "python", "sql"]
     assert 'pd.read_parquet("DATASET/data")' in fences[0].content
