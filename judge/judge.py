@@ -24,7 +24,10 @@ The features of a text (every one a plain number, the same names for every text)
   duplicate_sentences share of the sentences (or lines) that already came earlier in the text;
   distinct_words   distinct words over words (lower case, punctuation around them dropped);
   repeated_4grams  share of the token 4-grams already seen earlier in the text;
-  distinct_long_words the same as distinct_words over the words longer than 3 letters.
+  distinct_long_words the same as distinct_words over the words longer than 3 letters;
+  doubled_words    share of the words equal to the word before them;
+  digit_run        the longest run of digits, over 8 (at most 1);
+  tail_letters, tail_words  `letters` and `words` over the last third of the text.
 An empty text has 0 for every feature but `likelihood`, which is at its floor.
 (Asking the model whether the text is fluent — log P(yes) - log P(no) — was measured on the
 labelled set and left out: with SmolLM2-135M-Instruct it separates fluent from not no better
@@ -135,6 +138,20 @@ def cheap(text, tokens):
         "distinct_words": len(set(present)) / len(present) if present else 0.0,
         "repeated_4grams": (len(grams) - len(set(grams))) / len(grams) if grams else 0.0,
         "distinct_long_words": len(set(long)) / len(long) if long else 0.0,
+        "doubled_words": sum(a == b for a, b in zip(present, present[1:])) / len(present) if present else 0.0,
+        "digit_run": min(max((len(run) for run in re.findall(r"\d+", text)), default=0) / 8, 1.0),
+        **tail(text),
+    }
+
+
+def tail(text):
+    """Letters and word-like words in the last third of the text: degeneration shows at the end."""
+    end = text[len(text) * 2 // 3:]
+    visible = [c for c in end if not c.isspace()]
+    words = end.split()[1:]  # the first may be cut in two
+    return {
+        "tail_letters": len([c for c in visible if c.isalpha()]) / len(visible) if visible else 0.0,
+        "tail_words": len([w for w in words if WORD.match(w)]) / len(words) if words else 0.0,
     }
 
 

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 std::string_view embedded(std::string_view name) { return judge_files().at(name); }
 
 //! Bumped when the way features become a verdict changes, so older calibrations are not reused.
-constexpr std::string_view kMethod = "logistic-pairs-cautious-v1";
+constexpr std::string_view kMethod = "logistic-pairs-cautious-v2";
 
 //! Where a calibration of this key is kept, and the key itself.
 nlohmann::json calibration_key(const std::string& judge, const std::string& library_version) {

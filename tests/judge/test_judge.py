@@ -61,10 +61,10 @@ def test_held_out_figures(calibration):
     assert figures["fluent"] == sum(t["fluent"] for t in held_out)
     assert calibration["calibrate"]["texts"] + figures["texts"] == len(texts)
     # At most 2 % of the fluent texts failed. The aim of issue 17 is no false PASS at all; with
-    # the default judge 4 of 109 non-fluent held-out texts pass today (the note says which):
-    # this holds the line at that, so a change that lets more through fails here.
+    # the default judge 2 of 109 non-fluent held-out texts pass today (README says which kinds):
+    # this holds the line there, so a change that lets more through fails here.
     assert figures["false_fail"] <= 0.02 * figures["fluent"], calibration["classes"]
-    assert figures["false_pass"] <= 0.04 * (figures["texts"] - figures["fluent"]), calibration["classes"]
+    assert figures["false_pass"] <= 0.02 * (figures["texts"] - figures["fluent"]), calibration["classes"]
 
 
 def test_folds_judge_every_text_once_per_class(calibration):
@@ -79,7 +79,7 @@ def test_folds_judge_every_text_once_per_class(calibration):
     folds = calibration["folds"]
     assert sum(c["folds"]["false_pass"] for c in by_class.values()) == folds["false_pass"]
     # Folds fit on four fifths of the set: a few mistakes, far from chance.
-    assert folds["correct"] >= 0.96 * folds["texts"], by_class
+    assert folds["correct"] >= 0.98 * folds["texts"], by_class
 
 
 def test_calibrate_prints_held_out_folds_and_classes(canrun, calibration):
