@@ -40,7 +40,9 @@ const std::array<ColumnSpec, 41> kColumns = {{
     {"new_tokens", &R::new_tokens, "Tokens generated (greedy)."},
     {"output_text", &R::output_text, "The generated text (at most 64 KiB)."},
     {"verification", &R::verification,
-     "How the output was checked: `reference` (tokens equal to the CPU reference) or `judge`."},
+     "Which evidence decided: `reference` (one core: tokens equal to the CPU reference), "
+     "`judge+agreement` (sharded: the judge and teacher-forced agreement) or `judge` (sharded, "
+     "no reference); see Verification below."},
     {"match_tokens", &R::match_tokens, "Leading generated tokens equal to the CPU reference."},
     {"judge_score", &R::judge_score,
      "The judge model's fluency score of `output_text` (sharded runs); PASS needs at least "
