@@ -61,8 +61,9 @@ def test_a_sharded_plan_ran_sharded(items):
     assert (sharded["cores"], sharded["parallelism"]) == (2, "tp")
     table = pd.read_parquet(OUT / "dataset" / "data")
     row = table[table.model_id == "canrun-fixtures/tiny-llama-4l"].iloc[0]
-    assert row.cores == 2 and row.parallelism == "tp" and row.verification == "judge"
+    assert row.cores == 2 and row.parallelism == "tp" and row.verification == "judge+agreement"
     assert row.judge_score < row.judge_threshold
+    assert 0.0 <= row.agreement <= 1.0 and row.judge_parts
 
 
 def test_the_dataset_holds_each_model_once_and_validates(items):
