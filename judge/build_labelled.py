@@ -15,7 +15,7 @@ it is fluent English: {"prompt", "text", "fluent", "class", "source", "split"}. 
 seed. The same inputs give a byte-identical file. The five texts of issue 17 are kept out: they
 test how the judge generalises.
 
-usage: .venv/bin/python judge/build_labelled.py [--out judge/labelled.jsonl]
+usage: .venv/bin/python judge/build_labelled.py [--out judge/labelled.jsonl] [--fresh-seed N]
 """
 import argparse
 import json
@@ -436,11 +436,15 @@ def build(handwritten, model_outputs, first_set):
                                               for _ in range(count)),
             "digits": lambda: " " + " ".join(str(rng.randint(0, 9)) for _ in range(count)),
             "doubled": lambda: " " + " ".join(w + " " + w for w in rng.sample(WORDS, count // 2)),
+            # Numbers without meaning: long runs of digits glued together or to symbols.
+            "numbers": lambda: "".join(rng.choice([" ", " = ", "\n\n", ": ", "/"])
+                                       + "".join(str(rng.randint(0, 9)) for _ in range(rng.randint(6, 15)))
+                                       for _ in range(max(1, count // 6))),
         }[tail_kind]()
         return prompt, start + tail
 
     for low, high in [(1, 3), (4, 8), (9, 14), (15, 20)]:
-        for tail_kind in ["salad", "loop", "fragments", "symbols", "digits", "doubled"]:
+        for tail_kind in ["salad", "loop", "fragments", "symbols", "digits", "doubled", "numbers"]:
             if rng.random() < 0.75:
                 out.add_generated(1, "fluent_then_degeneration",
                                   f"a fluent start of {low}-{high} words, then {tail_kind}",
@@ -468,18 +472,26 @@ def assign_splits(rows):
 
 
 def main():
+    global SEED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=JUDGE_DIR / "labelled.jsonl")
+    parser.add_argument("--fresh-seed", type=int,
+                        help="write instead the texts that seed draws and the labelled set lacks "
+                             "(split \"fresh\"): new texts of the same classes, to check the judge on")
     args = parser.parse_args()
-    rows = build(read_jsonl(JUDGE_DIR / "handwritten.jsonl"),
-                 read_jsonl(JUDGE_DIR / "model_outputs.jsonl"), first_set())
+    inputs = (read_jsonl(JUDGE_DIR / "handwritten.jsonl"),
+              read_jsonl(JUDGE_DIR / "model_outputs.jsonl"), first_set())
+    rows = build(*inputs)
     assign_splits(rows)
+    if args.fresh_seed is not None:
+        known = {row["text"] for row in rows}
+        SEED = args.fresh_seed
+        rows = [dict(row, split="fresh") for row in build(*inputs) if row["text"] not in known]
     for row in rows:
         assert row["text"] not in ISSUE_TEXTS, f"issue 17's text is in the set: {row['text']!r}"
     with open(args.out, "w", encoding="utf-8", newline="\n") as file:
         for row in rows:
             file.write(json.dumps(row, ensure_ascii=False) + "\n")
-
 
 
 # The first labelled set (48 texts), as it was; classes come from FIRST_SET_CLASSES.

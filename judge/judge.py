@@ -27,8 +27,13 @@ The features of a text (every one a plain number, the same names for every text)
   distinct_long_words the same as distinct_words over the words longer than 3 letters;
   doubled_words    share of the words equal to the word before them;
   digit_run        the longest run of digits, over 8 (at most 1);
-  tail_letters, tail_words  `letters` and `words` over the last third of the text.
-An empty text has 0 for every feature but `likelihood`, which is at its floor.
+  tail_letters, tail_words  `letters` and `words` over the last third of the text;
+  window           the lowest mean log-likelihood of WINDOW tokens in a row (degeneration
+                   anywhere in the text shows there, however fluent the rest);
+  tail_likelihood  the mean log-likelihood of the last third of the tokens;
+  repeated_span    the longest run of tokens that comes twice in the text, over the tokens (a
+                   loop that has only begun, a half repeated answer).
+An empty text has 0 for every feature but the three likelihoods, which are at their floor.
 (Asking the model whether the text is fluent — log P(yes) - log P(no) — was measured on the
 labelled set and left out: with SmolLM2-135M-Instruct it separates fluent from not no better
 than chance (AUC 0.47) and cost half the judge's time.)
@@ -45,6 +50,7 @@ import sys
 import unicodedata
 
 BATCH = 16  # texts per forward pass
+WINDOW = 4  # tokens in the window of `window`
 FLOOR = -20.0  # the floor of `likelihood` (an empty text)
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 WORD = re.compile(r"^[\"'(\[*_`]*[A-Za-z\u00c0-\u024f]+(?:['\u2019-][A-Za-z\u00c0-\u024f]+)*"
@@ -91,6 +97,39 @@ def likelihood(log_probs, context, tokens):
             count += 1
         previous = token
     return max(FLOOR, total / count + math.log(count / len(tokens)))
+
+
+def token_log_likelihoods(log_probs, context, tokens):
+    return [log_probs[len(context) - 1 + position, token].item() for position, token in enumerate(tokens)]
+
+
+def read_likelihoods(log_probs, context, tokens):
+    """likelihood, window and tail_likelihood of a text."""
+    each = token_log_likelihoods(log_probs, context, tokens)
+    mean = lambda values: max(FLOOR, sum(values) / len(values)) if values else FLOOR
+    windows = [each[at:at + WINDOW] for at in range(max(1, len(each) - WINDOW + 1))]
+    return {
+        "likelihood": likelihood(log_probs, context, tokens),
+        "window": min(mean(window) for window in windows),
+        "tail_likelihood": mean(each[len(each) * 2 // 3:]),
+    }
+
+
+def repeated_span(tokens):
+    """The longest run of tokens found twice (the two may overlap), over the tokens."""
+    def repeats(length):
+        seen = set()
+        for at in range(len(tokens) - length + 1):
+            gram = tuple(tokens[at:at + length])
+            if gram in seen:
+                return True
+            seen.add(gram)
+        return False
+    low, high = 0, max(0, len(tokens) - 1)  # repeats(low) holds; the answer is at most high
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if repeats(middle) else (low, middle - 1)
+    return low / len(tokens) if tokens else 0.0
 
 
 def longest_run(items):
@@ -140,6 +179,7 @@ def cheap(text, tokens):
         "distinct_long_words": len(set(long)) / len(long) if long else 0.0,
         "doubled_words": sum(a == b for a, b in zip(present, present[1:])) / len(present) if present else 0.0,
         "digit_run": min(max((len(run) for run in re.findall(r"\d+", text)), default=0) / 8, 1.0),
+        "repeated_span": repeated_span(tokens),
         **tail(text),
     }
 
@@ -172,10 +212,10 @@ def main():
     tokens = [tokenizer(text, add_special_tokens=False)["input_ids"] if text else [] for _, text in items]
     contexts = [context_of(tokenizer, prompt) for prompt, _ in items]
     read = forward(torch, model, [c + t for c, t in zip(contexts, tokens)], pad,
-                   lambda at, log_probs: likelihood(log_probs, contexts[at], tokens[at]))
+                   lambda at, log_probs: read_likelihoods(log_probs, contexts[at], tokens[at]))
     features = []
     for at, (prompt, text) in enumerate(items):
-        features.append({"likelihood": read[at], **cheap(text, tokens[at])})
+        features.append({**read[at], **cheap(text, tokens[at])})
     versions = {name: importlib.metadata.version(name) for name in ("torch", "transformers")}
     json.dump({"features": features, "model": sys.argv[1], "versions": versions}, sys.stdout)
     print()

@@ -60,11 +60,9 @@ def test_held_out_figures(calibration):
     assert figures["texts"] == len(held_out) and len(texts) >= 300
     assert figures["fluent"] == sum(t["fluent"] for t in held_out)
     assert calibration["calibrate"]["texts"] + figures["texts"] == len(texts)
-    # At most 2 % of the fluent texts failed. The aim of issue 17 is no false PASS at all; with
-    # the default judge 2 of 109 non-fluent held-out texts pass today (README says which kinds):
-    # this holds the line there, so a change that lets more through fails here.
+    # Issue 17's target: no non-fluent held-out text passes, at most 2 % of the fluent ones fail.
+    assert figures["false_pass"] == 0, calibration["classes"]
     assert figures["false_fail"] <= 0.02 * figures["fluent"], calibration["classes"]
-    assert figures["false_pass"] <= 0.02 * (figures["texts"] - figures["fluent"]), calibration["classes"]
 
 
 def test_folds_judge_every_text_once_per_class(calibration):

@@ -50,6 +50,18 @@ def test_build_reproduces_the_committed_file(tmp_path):
         "judge/labelled.jsonl differs from what judge/build_labelled.py builds: rebuild it"
 
 
+def test_a_fresh_seed_draws_new_texts_of_the_same_classes(tmp_path, rows):
+    out = tmp_path / "fresh.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "judge" / "build_labelled.py"), "--fresh-seed", "29",
+                    "--out", str(out)], check=True, timeout=60)
+    fresh = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    known = {row["text"] for row in rows}
+    assert len(fresh) >= 100 and all(row["split"] == "fresh" for row in fresh)
+    assert not [row for row in fresh if row["text"] in known]
+    assert {row["class"] for row in fresh} <= {row["class"] for row in rows}
+    assert len({row["class"] for row in fresh}) >= 10
+
+
 def test_size_and_keys(rows):
     assert len(rows) >= 300
     for row in rows:
