@@ -168,12 +168,13 @@ test('model page shows run.py, packages, the cache command and history; copy cop
   await page.close();
 });
 
-test("a sharded verdict's page says the judge verified it, and how the tokens compare", async () => {
+test("a sharded verdict's page says the judge and the agreement decided it, and how the tokens compare", async () => {
   const page = await openPage('/model/openai-community/gpt2');
   await settled(page);
   await page.waitForSelector('#verified');
   assert.equal(await page.locator('#verified').textContent(),
-    'judge SmolLM2-135M-Instruct: -0.90 ≥ -5.07 (fluent); 29/32 tokens match the CPU reference');
+    'decided by the judge and the agreement: judge SmolLM2-135M-Instruct: 2.41 ≥ 0.79 (fluent); '
+    + 'teacher-forced agreement with the CPU reference 96.9%; 29/32 tokens match the CPU reference');
   await page.close();
 });
 

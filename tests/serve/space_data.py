@@ -35,8 +35,9 @@ def rows():
         out.append(verdict_row("google/gemma-3-1b-it", "FAIL_COMPILE" if stack is OLD else "PASS",
                                **stack))
         out.append(verdict_row("openai-community/gpt2", "PASS", cores=2, parallelism="tp",
-                               runtime_s=95.0, verification="judge", match_tokens=29,
-                               judge_score=-0.9, judge_threshold=-5.068,
+                               runtime_s=95.0, verification="judge+agreement", match_tokens=29,
+                               judge_score=2.41, judge_threshold=0.794, agreement=0.96875,
+                               judge_parts='{"bias": -2.97, "likelihood": {"value": -1.9, "adds": 0.8}}',
                                judge_model="HuggingFaceTB/SmolLM2-135M-Instruct@24aa9a1", **stack))
         out.append(verdict_row("meta-llama/Llama-3.2-1B-Instruct", "EXCLUDED",
                                peak_device_memory_bytes=None, **stack))
