@@ -5,7 +5,9 @@
 #   2. the project virtualenv .venv from requirements.lock and requirements-nodeps.txt (only
 #      when they changed),
 #   3. npm packages from package-lock.json (only when the lock changed),
-#   4. the wheels the tests install on top of a stack, from a local folder (.cache/wheels).
+#   4. the wheels the tests install on top of a stack, from a local folder (.cache/wheels),
+#   5. one virtualenv per second stack, .cache/stacks/<name> from stacks/<name>.lock (only when
+#      its lock changed).
 # Re-running it when everything is in place only compares package lists and hashes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,5 +71,23 @@ for pin in "${test_wheels[@]}"; do
     say "test wheels: downloading $pin"
     .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
       -d .cache/wheels "$pin" 2>&1 | { grep -v "^WARNING: Location 'file://" || true; } >&2
+  fi
+done
+
+# --- 5. Second stacks ---------------------------------------------------------------------
+# Each stacks/<name>.lock is a stack of its own (another transformers), in its own virtualenv:
+# the tests check the fixtures load under every one, the demo campaigns on each.
+for lock in stacks/*.lock; do
+  name=$(basename "$lock" .lock)
+  env=.cache/stacks/$name
+  hash=$(sha256sum "$lock" | cut -d' ' -f1)
+  if [[ -x $env/bin/python && -f $env/.canrun-lock.sha256 && "$(cat "$env/.canrun-lock.sha256")" == "$hash" ]]; then
+    say "stack $name: up to date"
+  else
+    say "stack $name: installing $lock into $env"
+    [[ -x $env/bin/python ]] || python3 -m venv "$env"
+    "$env/bin/python" -m pip install -q --disable-pip-version-check -r "$lock" 2>&1 |
+      { grep -v "^WARNING: Location 'file://" || true; } >&2
+    echo "$hash" > "$env/.canrun-lock.sha256"
   fi
 done
