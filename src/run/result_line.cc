@@ -13,6 +13,24 @@ std::optional<double> number(const nlohmann::json& object, const char* key) {
   return found->get<double>();
 }
 
+//! A list of lists of numbers under `key` (absent: empty); anything else is corrupt.
+Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, const char* key) {
+  std::vector<std::vector<double>> rows;
+  const auto found = object.find(key);
+  if (found == object.end()) return rows;
+  if (!found->is_array()) return corrupt(fmt::format("the result line's {} is not a list", key));
+  for (const auto& row : *found) {
+    if (!row.is_array()) return corrupt(fmt::format("the result line's {} are not lists", key));
+    std::vector<double>& values = rows.emplace_back();
+    for (const auto& value : row) {
+      if (!value.is_number())
+        return corrupt(fmt::format("the result line's {} are not numbers", key));
+      values.push_back(value.get<double>());
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text) {
@@ -71,6 +89,14 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
       report.*field = found->get<std::int64_t>();
     }
   }
+  CANRUN_ASSIGN_OR_RETURN(report.embeddings, matrix(json, "embeddings"));
+  CANRUN_ASSIGN_OR_RETURN(report.embeddings_one_at_a_time,
+                          matrix(json, "embeddings_one_at_a_time"));
+  if (const auto found = json.find("queries"); found != json.end() && found->is_number_integer()) {
+    report.queries = found->get<std::int64_t>();
+  }
+  report.throughput = number(json, "throughput");
+  report.throughput_unit = json.value("throughput_unit", "");
   if (json.contains("versions") && json["versions"].is_object()) {
     for (const auto& [name, version] : json["versions"].items()) {
       if (version.is_string()) report.versions[name] = version.get<std::string>();

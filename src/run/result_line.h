@@ -40,6 +40,13 @@ struct RunReport {
   std::optional<std::int64_t> agreement_positions;
   std::optional<double> agreement_s;
   std::optional<std::int64_t> agreement_compiled_graphs;
+  //! Embedding tasks: the embeddings of the recipe's sentences encoded in batches, and one at
+  //! a time; the first `queries` sentences are the queries of a retrieval set over the rest.
+  std::vector<std::vector<double>> embeddings, embeddings_one_at_a_time;
+  std::int64_t queries = 0;
+  //! The task's throughput figure and its unit ("sentences/s"), when the recipe measures one.
+  std::optional<double> throughput;
+  std::string throughput_unit;
 };
 
 //! The variable that gives run.py the CPU reference's tokens: the path of a JSON file

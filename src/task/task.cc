@@ -6,6 +6,8 @@ std::string_view to_string(Comparison comparison) {
   switch (comparison) {
     case Comparison::kTokens:
       return "tokens";
+    case Comparison::kEmbeddings:
+      return "embeddings";
   }
   return "unknown";
 }
@@ -47,6 +49,17 @@ const std::vector<TaskSpec>& tasks() {
           .comparison = Comparison::kTokens,
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,
+      },
+      {
+          .name = "sentence-similarity",
+          .library = "sentence-transformers",
+          .hub_filter = {.pipeline_tag = "sentence-similarity", .library = "sentence-transformers"},
+          .recipe = "sentence-similarity",  // fixed sentences, a small retrieval set in them
+          .default_prompt = "Where is the Eiffel Tower?",  // the first query
+          .comparison = Comparison::kEmbeddings,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // a summary: sentences, dimensions, sentences/s
+          .shards = false,
       },
   };
   return kTasks;

@@ -21,6 +21,10 @@ enum class Comparison {
   //! Generated token ids equal to the reference's on one core; sharded, judged fluent (and
   //! teacher-forced agreement recorded where a reference exists).
   kTokens,
+  //! One core: each sentence's embedding within the dtype's cosine threshold of the
+  //! reference's, and the same nearest documents for each query of a small retrieval set
+  //! (verify/embeddings.h).
+  kEmbeddings,
 };
 
 //! How the memory a model needs on a core is estimated for planning (SPEC.md §5).
@@ -53,6 +57,9 @@ struct TaskSpec {
   Comparison comparison = Comparison::kTokens;
   MemoryEstimate memory_estimate = MemoryEstimate::kWeights;
   Display display = Display::kText;
+  //! Whether the recipe can run sharded (rank code for tensor or expert parallel); a model of
+  //! a task that cannot, and that needs more than one core, is excluded as too large.
+  bool shards = true;
 };
 
 //! Every task canrun tests, in the order lists show them.

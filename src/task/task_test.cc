@@ -24,7 +24,15 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
             "Describe this image in one sentence.");
   EXPECT_EQ(find_task("text-to-speech"), nullptr);
   EXPECT_EQ(find_task("Text-Generation"), nullptr);
-  EXPECT_THAT(task_names(), ::testing::ElementsAre("text-generation", "image-text-to-text"));
+  const TaskSpec* sentences = find_task("sentence-similarity");
+  ASSERT_NE(sentences, nullptr);
+  EXPECT_EQ(sentences->library, "sentence-transformers");
+  EXPECT_EQ(sentences->hub_filter.library, "sentence-transformers");
+  EXPECT_EQ(to_string(sentences->comparison), "embeddings");
+  EXPECT_FALSE(sentences->shards);
+  EXPECT_TRUE(generation->shards);
+  EXPECT_THAT(task_names(), ::testing::ElementsAre("text-generation", "image-text-to-text",
+                                                   "sentence-similarity"));
 }
 
 TEST(TaskTest, EveryTaskIsComplete) {

@@ -10,6 +10,8 @@
 #include "run/classify.h"
 #include "run/packages_on_top.h"
 #include "run/script_run.h"
+#include "task/task.h"
+#include "verify/embeddings.h"
 #include "verify/reference_store.h"
 #include "verify/verification.h"
 
@@ -153,6 +155,54 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
   row.error_signature = "FAIL_MISMATCH";
 }
 
+//! An embedding task: every embedding near the reference's (the dtype's cosine threshold), the
+//! same nearest documents for each query; the embeddings encoded one at a time count too.
+void compare_embeddings_with_reference(const run::RunReport& report,
+                                       const verify::Reference& reference, const std::string& dtype,
+                                       dataset::VerdictRow& row) {
+  row.verification = std::string(verify::kVerificationReference);
+  const double threshold = verify::embedding_cosine_threshold(dtype);
+  const auto queries = static_cast<std::size_t>(std::max<std::int64_t>(0, reference.queries));
+  const verify::EmbeddingComparison batched =
+      verify::compare_embeddings(report.embeddings, reference.embeddings, queries);
+  const verify::EmbeddingComparison alone =
+      verify::compare_embeddings(report.embeddings_one_at_a_time, reference.embeddings, queries);
+  const bool batched_worse = !batched.shape_error.empty() || batched.min_cosine < alone.min_cosine;
+  const verify::EmbeddingComparison& worst = batched_worse ? batched : alone;
+  const char* how = batched_worse ? "encoded in batches" : "encoded one at a time";
+  std::string summary = fmt::format(
+      "{} sentences, {}-dimensional embeddings; lowest cosine similarity with the CPU "
+      "reference {:.6f} (threshold {})",
+      reference.embeddings.size(),
+      reference.embeddings.empty() ? 0 : reference.embeddings[0].size(),
+      worst.shape_error.empty() ? worst.min_cosine : 0.0, threshold);
+  if (report.throughput) {
+    summary += fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit);
+  }
+  row.output_text = std::move(summary);
+  std::string error;
+  if (!worst.shape_error.empty()) {
+    error = fmt::format("the embeddings {} do not match the CPU reference's: {}", how,
+                        worst.shape_error);
+  } else if (worst.min_cosine < threshold) {
+    error = fmt::format(
+        "sentence {}'s embedding ({}) has cosine similarity {:.6f} with the CPU reference's, "
+        "below the {} threshold {}",
+        worst.worst + 1, how, worst.min_cosine, dtype, threshold);
+  } else if (const auto& differs =
+                 batched.query_differs ? batched.query_differs : alone.query_differs) {
+    error = fmt::format("query {}'s nearest {} documents are not the CPU reference's, in its order",
+                        *differs + 1, verify::kNeighboursCompared);
+  }
+  if (error.empty()) {
+    row.result = VerdictResult::kPass;
+    return;
+  }
+  row.result = VerdictResult::kFailMismatch;
+  row.error = std::move(error);
+  row.error_signature = "FAIL_MISMATCH | embeddings differ from the CPU reference";
+}
+
 //! Packages on top (run/packages_on_top.h): a load failure naming missing modules of the
 //! reviewed map gets them installed into an overlay, recorded in the row, and the run is tried
 //! once more with it (the first attempt's output kept as stdout.first.txt/stderr.first.txt).
@@ -264,6 +314,22 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
   trial.checkpoint = std::move(checkpoint);
   trial.library_version = std::move(library_version);
   trial.plan = std::move(plan);
+  const task::TaskSpec* spec = task::find_task(request.task);
+  const bool needs_ranks =
+      trial.plan.exclusion ? *trial.plan.exclusion == "no_parallel_plan" : trial.plan.cores > 1;
+  if (spec != nullptr && !spec->shards && needs_ranks) {
+    if (request.plan_override) {
+      return invalid_argument(fmt::format("--cores {}: the {} recipe runs on one core only",
+                                          trial.plan.cores, spec->name));
+    }
+    // The weights need several cores: the size part of the planner's reason, not its search
+    // for a parallel plan this recipe could not use anyway.
+    const std::string size = trial.plan.exclusion
+                                 ? trial.plan.why.substr(0, trial.plan.why.find(", but "))
+                                 : fmt::format("its weights need {} cores", trial.plan.cores);
+    trial.plan.exclusion = "too_large";
+    trial.plan.why = fmt::format("{}; the {} recipe runs on one core only", size, spec->name);
+  }
   recipe::RecipeRequest& recipe = trial.recipe;
   recipe.model = trial.checkpoint.load_from;
   recipe.model_id = trial.checkpoint.model_id;
@@ -288,6 +354,7 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   const verify::ReferenceKey key{
       model_id,
       trial.checkpoint.revision,
+      trial.request.task,
       trial.recipe.prompt,
       trial.request.new_tokens,
       trial.profile.dtype,
@@ -328,7 +395,8 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
     out.failure = std::move(failure);
     return out;
   }
-  out.reference = verify::Reference{ref_run.report->tokens, ref_run.report->text};
+  out.reference = verify::Reference{ref_run.report->tokens, ref_run.report->text,
+                                    ref_run.report->embeddings, ref_run.report->queries};
   if (auto saved = references.save(key, *out.reference); !saved.ok())
     log::warning("{}", saved.error().message());
   return out;
@@ -376,7 +444,8 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   // The reference's tokens, for run.py's teacher-forced pass: a file in its folder, named by a
   // variable (run.py run alone has neither, and skips the pass).
   std::map<std::string, std::string> env = run::script_environment(trial.profile, place);
-  if (device.reference && device.reference->reference) {
+  if (device.reference && device.reference->reference &&
+      !device.reference->reference->tokens.empty()) {
     const fs::path tokens_file = outcome.run_dir / "reference.json";
     CANRUN_RETURN_IF_ERROR(write_file_atomically(
         tokens_file, nlohmann::json{{"tokens", device.reference->reference->tokens}}.dump()));
@@ -403,8 +472,10 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     row.error_signature = failure->signature;
     return device;
   }
-  row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
-  row.output_text = backend_run.report->text;
+  if (backend_run.report->embeddings.empty()) {
+    row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
+    row.output_text = backend_run.report->text;
+  }
   if (const auto& compiled = backend_run.report->agreement_compiled_graphs; compiled && *compiled) {
     log::warning(
         "{}: the teacher-forced pass compiled {} graph(s) anew; it should reuse the "
@@ -454,6 +525,9 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     run::RunReport measured = report;
     if (!row.agreement) measured.agreement.reset();
     CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, measured, found->reference, launcher, row));
+  } else if (const task::TaskSpec* spec = task::find_task(trial.request.task);
+             spec != nullptr && spec->comparison == task::Comparison::kEmbeddings) {
+    compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
   } else {
     compare_with_reference(report, *found->reference, row);
   }

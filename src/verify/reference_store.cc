@@ -11,9 +11,13 @@ namespace canrun::verify {
 namespace {
 
 nlohmann::json key_json(const ReferenceKey& key) {
-  return {{"model_id", key.model_id}, {"revision", key.revision},
-          {"prompt", key.prompt},     {"new_tokens", key.new_tokens},
-          {"dtype", key.dtype},       {"library_version", key.library_version}};
+  return {{"model_id", key.model_id},
+          {"revision", key.revision},
+          {"task", key.task},
+          {"prompt", key.prompt},
+          {"new_tokens", key.new_tokens},
+          {"dtype", key.dtype},
+          {"library_version", key.library_version}};
 }
 
 }  // namespace
@@ -36,6 +40,18 @@ std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
     reference.tokens.push_back(token.get<std::int64_t>());
   }
   reference.text = json.value("text", "");
+  if (const auto found = json.find("embeddings"); found != json.end()) {
+    if (!found->is_array()) return std::nullopt;
+    for (const auto& row : *found) {
+      if (!row.is_array()) return std::nullopt;
+      std::vector<double>& values = reference.embeddings.emplace_back();
+      for (const auto& value : row) {
+        if (!value.is_number()) return std::nullopt;
+        values.push_back(value.get<double>());
+      }
+    }
+    reference.queries = json.value("queries", std::int64_t{0});
+  }
   return reference;
 }
 
@@ -43,8 +59,12 @@ Status ReferenceStore::save(const ReferenceKey& key, const Reference& reference)
   std::error_code error;
   std::filesystem::create_directories(dir_, error);
   if (error) return io_error(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
-  const nlohmann::json json = {
+  nlohmann::json json = {
       {"key", key_json(key)}, {"tokens", reference.tokens}, {"text", reference.text}};
+  if (!reference.embeddings.empty()) {
+    json["embeddings"] = reference.embeddings;
+    json["queries"] = reference.queries;
+  }
   return write_file_atomically(path_of(key),
                                json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -1,5 +1,5 @@
-// The CPU reference store: the tokens of one eager CPU run, kept once per (model, revision,
-// prompt, tokens, dtype, library version) and reused by every later test of that model.
+// The CPU reference store: the output of one eager CPU run (tokens, or embeddings), kept once
+// per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later test of that model.
 // One JSON file per key under DIR, written atomically; a file is only used when the key it
 // holds equals the one asked for.
 //
@@ -20,6 +20,7 @@ namespace canrun::verify {
 struct ReferenceKey {
   std::string model_id;
   std::string revision;
+  std::string task;
   std::string prompt;
   int new_tokens = 0;
   std::string dtype;
@@ -29,8 +30,12 @@ struct ReferenceKey {
 };
 
 struct Reference {
-  std::vector<std::int64_t> tokens;
+  std::vector<std::int64_t> tokens;  //!< text generation
   std::string text;
+  //! Embedding tasks: the sentences' embeddings (encoded in batches) and how many of the
+  //! sentences are queries (see run::RunReport).
+  std::vector<std::vector<double>> embeddings;
+  std::int64_t queries = 0;
 };
 
 class ReferenceStore {

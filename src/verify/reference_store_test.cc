@@ -14,22 +14,45 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
       std::filesystem::temp_directory_path() / ("canrun-refs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const ReferenceStore store(dir);
-  const ReferenceKey key{"org/m", "c1b7e3d4a5f60718293a4b5c6d7e8f9012345678", "Hi", 32, "float32",
-                         "5.18.0"};
+  const ReferenceKey key{
+      "org/m", "c1b7e3d4a5f60718293a4b5c6d7e8f9012345678", "text-generation", "Hi", 32, "float32",
+      "5.18.0"};
   EXPECT_FALSE(store.find(key).has_value());
-  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c"}).ok());
+  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c", {}, 0}).ok());
   const auto found = store.find(key);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->tokens, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(found->text, "a b c");
   for (auto changed :
-       {ReferenceKey{key.model_id, key.revision, key.prompt, 16, key.dtype, key.library_version},
-        ReferenceKey{key.model_id, key.revision, key.prompt, 32, "bfloat16", key.library_version},
-        ReferenceKey{key.model_id, key.revision, key.prompt, 32, key.dtype, "4.57.6"}}) {
+       {ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 16, key.dtype,
+                     key.library_version},
+        ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 32, "bfloat16",
+                     key.library_version},
+        ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 32, key.dtype, "4.57.6"},
+        ReferenceKey{key.model_id, key.revision, "sentence-similarity", key.prompt, 32, key.dtype,
+                     key.library_version}}) {
     EXPECT_FALSE(store.find(changed).has_value());
   }
   std::ofstream(store.path_of(key)) << "{ broken";
   EXPECT_FALSE(store.find(key).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReferenceStoreTest, KeepsEmbeddingsAndTheirQueries) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("canrun-refs-emb-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const ReferenceStore store(dir);
+  const ReferenceKey key{"org/e", "main", "sentence-similarity", "", 32, "float32", "5.18.0"};
+  Reference reference;
+  reference.embeddings = {{0.5, -0.25}, {1.0, 0.0}};
+  reference.queries = 1;
+  ASSERT_TRUE(store.save(key, reference).ok());
+  const auto found = store.find(key);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->embeddings, reference.embeddings);
+  EXPECT_EQ(found->queries, 1);
+  EXPECT_TRUE(found->tokens.empty());
   std::filesystem::remove_all(dir);
 }
 

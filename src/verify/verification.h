@@ -10,7 +10,8 @@
 
 namespace canrun::verify {
 
-//! One core: the generated tokens must equal the CPU reference's, all of them.
+//! One core: the output must equal the CPU reference's — all the generated tokens, or every
+//! embedding within its cosine threshold (verify/embeddings.h).
 inline constexpr std::string_view kVerificationReference = "reference";
 //! Sharded, with a CPU reference: the judge must find the text fluent AND the teacher-forced
 //! agreement must reach kAgreementThreshold.
@@ -27,8 +28,12 @@ struct VerificationInfo {
 
 inline constexpr std::array<VerificationInfo, 3> kVerifications = {{
     {kVerificationReference,
-     "One core: every generated token equals the CPU reference's (`match_tokens` = "
-     "`new_tokens`). `agreement` is recorded beside it as information."},
+     "One core: the output equals the CPU reference's. Text generation: every generated token "
+     "(`match_tokens` = `new_tokens`; `agreement` recorded beside it as information). Sentence "
+     "similarity: each sentence's embedding, encoded in batches and one at a time, has cosine "
+     "similarity with the reference's of at least 0.99999 (float32) or 0.999 (bfloat16, "
+     "float16), and each query of the recipe's retrieval set finds its 3 nearest documents in "
+     "the reference's order; `output_text` gives the lowest cosine."},
     {kVerificationJudgeAndAgreement,
      "Sharded, with a CPU reference: PASS needs both the judge model finding the text fluent "
      "(`judge_score` >= `judge_threshold`) and a teacher-forced `agreement` with the CPU "

