@@ -84,6 +84,13 @@ std::optional<CandidateExclusion> automatic_exclusion(
         fmt::format("Task {} has no canrun recipe yet (tested: {}).", model_task, task_list()),
         false};
   }
+  if (model_task != task) {  // its own task's recipe would test it, not this one's
+    return CandidateExclusion{
+        "unsupported_task",
+        fmt::format("The Hub lists it for {}, not {}: canrun tests it as {} (--task {}).",
+                    model_task, task, model_task, model_task),
+        false};
+  }
   return std::nullopt;
 }
 

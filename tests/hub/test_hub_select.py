@@ -127,8 +127,11 @@ def test_selected_then_ranked_each_with_its_reason(select):
     assert f"transformers {transformers.__version__} has no class TinyCustomForCausalLM" in \
         c["canrun-test/no-such-arch"]["exclusion"]["why"]
     assert reason("canrun-test/pickles-only") == ("no_safetensors", "automatic")
+    # A sentence-similarity model curated under text-generation: its own task tests it.
     assert reason("canrun-test/embedder") == ("unsupported_task", "automatic")
-    assert "sentence-similarity" in c["canrun-test/embedder"]["exclusion"]["why"]
+    assert c["canrun-test/embedder"]["exclusion"]["why"] == (
+        "The Hub lists it for sentence-similarity, not text-generation: canrun tests it as "
+        "sentence-similarity (--task sentence-similarity).")
 
 
 def test_architecture_answers_are_cached_per_transformers_version(select):
