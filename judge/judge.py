@@ -84,8 +84,9 @@ def context_of(tokenizer, prompt):
     return context
 
 
-def likelihood(log_probs, context, tokens):
-    """Mean log-likelihood over the new transitions, plus the log of their share."""
+def likelihood(each, context, tokens):
+    """Mean log-likelihood over the new transitions (`each`: every token's), plus the log of
+    their share."""
     if not tokens:
         return FLOOR
     seen, total, count = set(), 0.0, 0
@@ -93,7 +94,7 @@ def likelihood(log_probs, context, tokens):
     for position, token in enumerate(tokens):
         if (previous, token) not in seen:
             seen.add((previous, token))
-            total += log_probs[len(context) - 1 + position, token].item()
+            total += each[position]
             count += 1
         previous = token
     return max(FLOOR, total / count + math.log(count / len(tokens)))
@@ -109,7 +110,7 @@ def read_likelihoods(log_probs, context, tokens):
     mean = lambda values: max(FLOOR, sum(values) / len(values)) if values else FLOOR
     windows = [each[at:at + WINDOW] for at in range(max(1, len(each) - WINDOW + 1))]
     return {
-        "likelihood": likelihood(log_probs, context, tokens),
+        "likelihood": likelihood(each, context, tokens),
         "window": min(mean(window) for window in windows),
         "tail_likelihood": mean(each[len(each) * 2 // 3:]),
     }

@@ -10,18 +10,17 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-//! Bytes for the explanation: GiB for model-sized numbers, MiB or KiB for small fixtures.
-std::string gib(double bytes) {
-  if (bytes >= kGiB / 4) return fmt::format("{:.2f} GiB", bytes / kGiB);
-  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024 * 1024));
-  return fmt::format("{:.1f} KiB", bytes / 1024);
-}
-
 bool divides(std::optional<std::int64_t> count, int degree) {
   return count && *count > 0 && *count % degree == 0;
 }
 
 }  // namespace
+
+std::string gib(double bytes) {
+  if (bytes >= kGiB / 4) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024 * 1024));
+  return fmt::format("{:.1f} KiB", bytes / 1024);
+}
 
 std::string_view to_string(Parallelism parallelism) {
   switch (parallelism) {
@@ -66,9 +65,9 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
     plan.cores = degree;
     plan.parallelism = parallelism;
     plan.per_core_bytes = static_cast<std::uint64_t>(share);
-    plan.why = fmt::format("{} of weights need more than one core ({}); {}{}.", gib(weights),
-                           budget_text, why,
-                           skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
+    plan.why =
+        fmt::format("{} of weights need more than one core ({}); {}{}.", gib(weights), budget_text,
+                    why, skipped.empty() ? "" : fmt::format("; {}", fmt::join(skipped, "; ")));
     return plan;
   };
   for (const int degree : topology.degrees) {
@@ -92,13 +91,13 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
       if (ep_share > budget) continue;
       any_fit = true;
       if (divides(facts.num_experts, degree)) {
-        return place(degree, Parallelism::kExpert, ep_share,
-                     fmt::format("with no tensor-parallel plan, expert parallel over {} cores "
-                                 "puts {} on each: {} shared plus {} of the {} experts ({} divide "
-                                 "by {})",
-                                 degree, gib(ep_share), gib(weights - experts),
-                                 gib(experts / degree), *facts.num_experts, *facts.num_experts,
-                                 degree));
+        return place(
+            degree, Parallelism::kExpert, ep_share,
+            fmt::format("with no tensor-parallel plan, expert parallel over {} cores "
+                        "puts {} on each: {} shared plus {} of the {} experts ({} divide "
+                        "by {})",
+                        degree, gib(ep_share), gib(weights - experts), gib(experts / degree),
+                        *facts.num_experts, *facts.num_experts, degree));
       }
       skipped.push_back(fmt::format("{} cores would hold it but {} experts do not divide by {}",
                                     degree, *facts.num_experts, degree));

@@ -42,6 +42,10 @@ using stack::ParallelSupport;
 enum class Parallelism { kNone, kTensor, kExpert };
 std::string_view to_string(Parallelism parallelism);  //!< "none", "tp", "ep"
 
+//! Bytes as the plans' explanations write them: GiB for model-sized numbers, MiB or KiB for
+//! small fixtures.
+std::string gib(double bytes);
+
 struct PlannedShards {
   bool placed = false;
   int cores = 0;  //!< the degree; 0 when not placed

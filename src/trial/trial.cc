@@ -155,6 +155,12 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
   row.error_signature = "FAIL_MISMATCH";
 }
 
+//! Whether the trial's task is verified by its embeddings (else by its tokens).
+bool compares_embeddings(const PreparedTrial& trial) {
+  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  return spec != nullptr && spec->comparison == task::Comparison::kEmbeddings;
+}
+
 //! An embedding task: every embedding near the reference's (the dtype's cosine threshold), the
 //! same nearest documents for each query; the embeddings encoded one at a time count too.
 void compare_embeddings_with_reference(const run::RunReport& report,
@@ -322,13 +328,15 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
       return invalid_argument(fmt::format("--cores {}: the {} recipe runs on one core only",
                                           trial.plan.cores, spec->name));
     }
-    // The weights need several cores: the size part of the planner's reason, not its search
-    // for a parallel plan this recipe could not use anyway.
-    const std::string size = trial.plan.exclusion
-                                 ? trial.plan.why.substr(0, trial.plan.why.find(", but "))
-                                 : fmt::format("its weights need {} cores", trial.plan.cores);
+    // Why in the planner's own figures, without its search for a parallel plan this recipe
+    // could not use anyway.
+    const plan::PlannedShards& shards = trial.plan.stack_plan->shards;
     trial.plan.exclusion = "too_large";
-    trial.plan.why = fmt::format("{}; the {} recipe runs on one core only", size, spec->name);
+    trial.plan.why = fmt::format(
+        "{} of weights need more than one core ({} per core); the {} recipe runs on one core "
+        "only",
+        plan::gib(static_cast<double>(shards.weights_bytes)),
+        plan::gib(static_cast<double>(shards.budget_bytes)), spec->name);
   }
   recipe::RecipeRequest& recipe = trial.recipe;
   recipe.model = trial.checkpoint.load_from;
@@ -472,7 +480,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     row.error_signature = failure->signature;
     return device;
   }
-  if (backend_run.report->embeddings.empty()) {
+  if (!compares_embeddings(trial)) {
     row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
     row.output_text = backend_run.report->text;
   }
@@ -525,8 +533,7 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     run::RunReport measured = report;
     if (!row.agreement) measured.agreement.reset();
     CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, measured, found->reference, launcher, row));
-  } else if (const task::TaskSpec* spec = task::find_task(trial.request.task);
-             spec != nullptr && spec->comparison == task::Comparison::kEmbeddings) {
+  } else if (compares_embeddings(trial)) {
     compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
   } else {
     compare_with_reference(report, *found->reference, row);
