@@ -13,6 +13,8 @@ const VIEWS = [
 // The Tested view's sortable columns: the API's sort key → the column's header.
 const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
 const PAGE_SIZE = 50;
+// Tasks whose output is generated text (32 greedy tokens); the others have their own figures.
+const GENERATION_TASKS = new Set(['text-generation', 'image-text-to-text']);
 const STACK_PARAMS = ['backend', 'compiler_version', 'library_version'];
 
 let versions = null;  // /api/versions, fetched once per page load
@@ -511,10 +513,14 @@ async function renderModel(state, token) {
     fact('Compile', formatSeconds(verdict?.compile_s)),
     fact('Peak memory', formatBytes(verdict?.peak_device_memory_bytes)),
     fact('Weights', formatBytes(verdict?.weights_bytes)),
-    fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'),
+    verdict?.throughput_unit && verdict.throughput_unit !== 'tokens/s'
+      ? fact('Throughput', verdict.throughput != null ? `${verdict.throughput.toFixed(1)} ${verdict.throughput_unit}` : '—')
+      : fact('Decode', verdict?.decode_tokens_per_s ? `${verdict.decode_tokens_per_s.toFixed(1)} tok/s` : '—'),
     fact('Verified', h('span', { id: 'verified' }, verifiedBy(verdict)), { wide: true }),
     fact('What it means', h('span', { id: 'meaning' }, 'PASS is about correctness: the output matches the CPU reference (one core) or reads as fluent English to the judge (sharded). '
-      + 'Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a static cache, after compiling: a smoke test of speed, not a benchmark.'), { wide: true }));
+      + (GENERATION_TASKS.has(data.task)
+        ? 'Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a static cache, after compiling: a smoke test of speed, not a benchmark.'
+        : 'Run time and throughput measure the recipe’s fixed inputs after compiling: a smoke test of speed, not a benchmark.')), { wide: true }));
 
   const notices = [];
   if (data.note) notices.push(h('p', { class: 'notice' }, h('strong', {}, 'Note: '), data.note));
@@ -532,6 +538,20 @@ async function renderModel(state, token) {
     notices.push(h('div', { class: 'error-text' }, h('h3', {}, 'Error'), h('pre', { id: 'error-text', tabindex: '0' }, verdict.error)));
   }
   if (data.log_url) notices.push(runLog(data.log_url));
+
+  // The output: the backend's image beside the CPU reference's, or the text (a summary for
+  // embeddings and encoder tasks).
+  let output = null;
+  if (data.images) {
+    const figure = (role, caption) => data.images[role]
+      ? h('figure', { class: 'output-image' }, h('img', { src: data.images[role], alt: `${caption}: the image generated from the recipe’s prompt`, id: `image-${role.replace('_', '-')}`, width: 256, height: 256 }), h('figcaption', {}, caption))
+      : null;
+    output = h('section', { class: 'card' }, h('h2', {}, 'Output'),
+      h('div', { class: 'image-pair' }, figure('image', `On ${data.stack ? data.stack.backend : 'the backend'}`), figure('reference_image', 'CPU reference')),
+      verdict?.output_text ? h('p', { class: 'muted', id: 'output-text' }, verdict.output_text) : null);
+  } else if (verdict?.output_text) {
+    output = h('section', { class: 'card' }, h('h2', {}, 'Output'), h('pre', { class: 'output-text', id: 'output-text', tabindex: '0' }, verdict.output_text));
+  }
 
   const reproduce = [];
   if (verdict) {
@@ -569,11 +589,13 @@ async function renderModel(state, token) {
         h('h1', { class: 'model-title' }, data.id),
         h('a', { class: 'hub-link', href: `https://huggingface.co/${data.id}`, rel: 'noopener noreferrer', target: '_blank' }, 'View on the Hub ↗')),
       h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.task),
-        data.stack ? [' ', h('span', { class: 'chip' }, data.stack.backend), ` ${data.stack.compiler} ${data.stack.compiler_version} · ${data.stack.library} ${data.stack.library_version}`] : null),
+        data.stack ? [' ', h('span', { class: 'chip' }, data.stack.backend), ` ${data.stack.compiler} ${data.stack.compiler_version} · ${data.stack.library} ${data.stack.library_version}`,
+          verdict && verdict.library !== data.stack.library ? h('span', { id: 'task-library' }, ` · ${verdict.library} ${verdict.library_version}`) : null] : null),
       stackSelect ? h('div', { class: 'controls compact' }, stackSelect,
         data.tasks.length > 1 ? selectControl('model-task', 'Task', data.tasks.map((task) => ({ value: task, label: task })), data.task,
           (value) => navigate(modelUrl(data.id, { ...state.params, task: value }))) : null) : null,
       facts, notices),
+    output,
     reproduce.length ? h('section', { class: 'card' }, h('h2', {}, 'Reproduce'), h('ol', { class: 'steps' }, reproduce)) : null,
     stackTable ? h('section', { class: 'card' }, h('h2', {}, 'Stack'), stackTable) : null,
     data.backends && data.backends.length ? h('section', { class: 'card' }, h('h2', {}, 'Across backends (latest verdict on each)'), backendsTable(data)) : null,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/utc_time.h"
+#include "dataset/dataset.h"
 #include "dataset/row_json.h"
 
 namespace canrun::campaign {
@@ -122,7 +123,8 @@ Result<std::vector<WorkItem>> CampaignDir::read_work() const {
 }
 
 Status CampaignDir::write_result(int slice, std::size_t index, const dataset::VerdictRow& row,
-                                 std::string_view log) const {
+                                 std::string_view log,
+                                 const std::map<std::string, fs::path>& images) const {
   const fs::path dir = slice_dir(slice) / "results";
   std::error_code error;
   fs::create_directories(dir, error);
@@ -134,6 +136,16 @@ Status CampaignDir::write_result(int slice, std::size_t index, const dataset::Ve
   } else {
     CANRUN_RETURN_IF_ERROR(write_file_atomically(log_path, log));
   }
+  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+    const fs::path path = dir / fmt::format("{}.{}.png", index, role);
+    const auto source = images.find(std::string(role));
+    if (source == images.end()) {
+      fs::remove(path, error);
+      continue;
+    }
+    CANRUN_ASSIGN_OR_RETURN(const std::string bytes, read_file(source->second));
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+  }
   return write_file_atomically(dir / fmt::format("{}.json", index),
                                dataset::row_to_json(row).dump() + "\n");
 }
@@ -141,6 +153,15 @@ Status CampaignDir::write_result(int slice, std::size_t index, const dataset::Ve
 std::string CampaignDir::read_log(int slice, std::size_t index) const {
   auto text = read_file(slice_dir(slice) / "results" / fmt::format("{}.log", index));
   return text.ok() ? std::move(*text) : std::string();
+}
+
+std::map<std::string, fs::path> CampaignDir::read_images(int slice, std::size_t index) const {
+  std::map<std::string, fs::path> images;
+  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+    const fs::path path = slice_dir(slice) / "results" / fmt::format("{}.{}.png", index, role);
+    if (fs::is_regular_file(path)) images.emplace(role, path);
+  }
+  return images;
 }
 
 Result<std::map<std::size_t, dataset::VerdictRow>> CampaignDir::read_results(

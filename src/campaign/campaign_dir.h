@@ -58,10 +58,14 @@ class CampaignDir {
 
   //! The verdict of item `index` of slice `slice`, written atomically; with the run's log
   //! (run::run_log) beside it when given, or without one (a stale log is removed).
+  //! The run's output images (role → PNG) are copied beside it too, as <index>.<role>.png.
   Status write_result(int slice, std::size_t index, const dataset::VerdictRow& row,
-                      std::string_view log = {}) const;
+                      std::string_view log = {},
+                      const std::map<std::string, std::filesystem::path>& images = {}) const;
   //! The log kept with item `index`'s result; empty when none was.
   std::string read_log(int slice, std::size_t index) const;
+  //! The images kept with item `index`'s result: role → file.
+  std::map<std::string, std::filesystem::path> read_images(int slice, std::size_t index) const;
   //! Every finished item of the slice: index → row. A result file that does not parse is
   //! reported in `problems` and counts as not done.
   Result<std::map<std::size_t, dataset::VerdictRow>> read_results(

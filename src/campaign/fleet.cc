@@ -167,6 +167,8 @@ Result<CollectOutcome> collect_campaign(const fs::path& dir, const fs::path& out
     for (std::size_t at = 0; at < indices.size(); ++at) {
       CANRUN_RETURN_IF_ERROR(
           dataset.record_log(rows[at], campaign.read_log(state.slice, indices[at])));
+      CANRUN_RETURN_IF_ERROR(
+          dataset.record_images(rows[at], campaign.read_images(state.slice, indices[at])));
     }
     outcome.merged_rows += rows.size();
   }

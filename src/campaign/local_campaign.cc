@@ -481,11 +481,13 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
 
   std::mutex mutex;  // guards `finished`, dataset writes and the outcome
   const auto record = [&](std::size_t index, dataset::VerdictRow row, std::string_view log = {},
-                          std::optional<run::CompileCacheCounts> cache = std::nullopt) -> Status {
-    CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row, log));
+                          std::optional<run::CompileCacheCounts> cache = std::nullopt,
+                          const std::map<std::string, fs::path>& images = {}) -> Status {
+    CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row, log, images));
     if (!role.worker) {
       CANRUN_RETURN_IF_ERROR(dataset.upsert({row}));
       CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
+      CANRUN_RETURN_IF_ERROR(dataset.record_images(row, images));
     }
     nlohmann::json done = {
         {"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}};
@@ -652,8 +654,9 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
         row.flaky = before->second.result != row.result;
       }
       std::lock_guard guard(mutex);
-      if (auto status =
-              record(one.index, std::move(row), log, one.staged->device.outcome.compile_cache);
+      if (auto status = record(one.index, std::move(row), log,
+                               one.staged->device.outcome.compile_cache,
+                               one.staged->device.outcome.images);
           !status.ok()) {
         failure = status;
         break;
@@ -679,6 +682,9 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     for (const auto& [index, row] : outcome.results) {
       if (const std::string log = dir.read_log(slice, index); !log.empty()) {
         CANRUN_RETURN_IF_ERROR(dataset.record_log(row, log));
+      }
+      if (const auto images = dir.read_images(slice, index); !images.empty()) {
+        CANRUN_RETURN_IF_ERROR(dataset.record_images(row, images));
       }
     }
   }

@@ -85,6 +85,9 @@ int run_test(TestOptions& options) {
     if (auto status = data.record_log(outcome->row, run::run_log(outcome->run_dir)); !status.ok()) {
       return report(status.error());
     }
+    if (auto status = data.record_images(outcome->row, outcome->images); !status.ok()) {
+      return report(status.error());
+    }
   }
   if (options.json) {
     nlohmann::json out = dataset::row_to_json(outcome->row);

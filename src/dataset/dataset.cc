@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -70,6 +71,65 @@ Result<fs::path> log_relative_path(const VerdictRow& row) {
     return invalid_argument(fmt::format("task {} is not a task name", quote_for_message(row.task)));
   }
   return fs::path("logs") / key.stem() / id.owner() / id.name() / (row.task + ".log");
+}
+
+namespace {
+
+bool is_image_role(std::string_view role) {
+  return role == kImageRole || role == kReferenceImageRole;
+}
+
+}  // namespace
+
+Result<fs::path> image_relative_path(const VerdictRow& row, std::string_view role) {
+  if (!is_image_role(role)) {
+    return invalid_argument(fmt::format("{} is not an image role", quote_for_message(role)));
+  }
+  CANRUN_ASSIGN_OR_RETURN(fs::path log, log_relative_path(row));  // the same checks, and place
+  fs::path out = fs::path("images");
+  for (auto part = std::next(log.begin()); part != log.end(); ++part) out /= *part;
+  return out.replace_filename(fmt::format("{}.{}.png", row.task, role));
+}
+
+Status name_output_files(VerdictRow& row, const std::map<std::string, fs::path>& images) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [role, source] : images) {
+    std::error_code error;
+    const std::uintmax_t size = fs::file_size(source, error);
+    if (error || size > kMaxImageBytes || !is_image_role(role)) continue;
+    CANRUN_ASSIGN_OR_RETURN(const fs::path relative, image_relative_path(row, role));
+    files[role] = relative.generic_string();
+  }
+  if (files.empty()) {
+    row.output_files.reset();
+  } else {
+    row.output_files = files.dump();
+  }
+  return ok_status();
+}
+
+Status DatasetDir::record_images(const VerdictRow& row,
+                                 const std::map<std::string, fs::path>& images) const {
+  const auto named = nlohmann::json::parse(row.output_files.value_or("{}"), nullptr, false);
+  for (const std::string_view role : {kImageRole, kReferenceImageRole}) {
+    CANRUN_ASSIGN_OR_RETURN(const fs::path relative, image_relative_path(row, role));
+    const fs::path path = root_ / relative;
+    const auto source = images.find(std::string(role));
+    std::error_code error;
+    if (!named.is_object() || !named.contains(role) || source == images.end()) {
+      fs::remove(path, error);  // an earlier verdict's image
+      if (error) return io_error(fmt::format("cannot remove {}: {}", path.string(), error.message()));
+      continue;
+    }
+    fs::create_directories(path.parent_path(), error);
+    if (error) {
+      return io_error(
+          fmt::format("cannot create {}: {}", path.parent_path().string(), error.message()));
+    }
+    CANRUN_ASSIGN_OR_RETURN(const std::string bytes, read_file(source->second));
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+  }
+  return ok_status();
 }
 
 Status DatasetDir::record_log(const VerdictRow& row, std::string_view log) const {

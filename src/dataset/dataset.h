@@ -15,6 +15,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,20 @@ inline constexpr std::size_t kMaxLogBytes = 256 * 1024;
 //! logs/<stack stem>/<owner>/<name>/<task>.log, relative to the dataset folder.
 Result<std::filesystem::path> log_relative_path(const VerdictRow& row);
 
+//! The largest output image kept (a PNG of 1024 × 1024 is 1–3 MiB); a larger one is left out.
+inline constexpr std::uintmax_t kMaxImageBytes = 8 * 1024 * 1024;
+//! The roles of a task's output images, as `output_files` names them.
+inline constexpr std::string_view kImageRole = "image";
+inline constexpr std::string_view kReferenceImageRole = "reference_image";
+
+//! images/<stack stem>/<owner>/<name>/<task>.<role>.png, relative to the dataset folder.
+Result<std::filesystem::path> image_relative_path(const VerdictRow& row, std::string_view role);
+
+//! Sets row.output_files to the dataset paths of `images` (role → a PNG file) that
+//! DatasetDir::record_images keeps: each present, of at most kMaxImageBytes, of a known role.
+Status name_output_files(VerdictRow& row,
+                         const std::map<std::string, std::filesystem::path>& images);
+
 class DatasetDir {
  public:
   explicit DatasetDir(std::filesystem::path root) : root_(std::move(root)) {}
@@ -109,6 +124,12 @@ class DatasetDir {
   //! kMaxLogBytes, made valid UTF-8, written atomically. Otherwise removes a log kept for an
   //! earlier verdict of the same (stack, model, task), which no longer applies.
   Status record_log(const VerdictRow& row, std::string_view log) const;
+
+  //! Copies the images `row.output_files` names from `images` (role → PNG file, as
+  //! name_output_files chose them) to their places under images/, and removes the images of an
+  //! earlier verdict of the same (stack, model, task) that the row no longer names.
+  Status record_images(const VerdictRow& row,
+                       const std::map<std::string, std::filesystem::path>& images) const;
 
   //! Writes README.md from what is under data/ now.
   Status write_card() const;

@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 41> kColumns = {{
+const std::array<ColumnSpec, 44> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -16,7 +16,9 @@ const std::array<ColumnSpec, 41> kColumns = {{
     {"compiler", &R::compiler,
      "The `torch.compile` backend's compiler, e.g. `neuronx-cc`, `inductor`."},
     {"compiler_version", &R::compiler_version, "Its exact version, e.g. `2.16.372.0+4a9b2326`."},
-    {"library", &R::library, "The model library, `transformers`."},
+    {"library", &R::library,
+     "The library that loads the model for the task: `transformers`, `sentence-transformers`, "
+     "`diffusers`; the others are in `stack`."},
     {"library_version", &R::library_version, "Its exact version."},
     {"result", &R::result, "The verdict; see the table of results below."},
     {"error", &R::error,
@@ -32,9 +34,16 @@ const std::array<ColumnSpec, 41> kColumns = {{
     {"runtime_s", &R::runtime_s, "Wall time of the whole test in seconds, compile included."},
     {"load_s", &R::load_s, "Seconds to load (and shard) the model."},
     {"compile_s", &R::compile_s, "Seconds of the first call, which compiles."},
-    {"generate_s", &R::generate_s, "Seconds to generate the new tokens after compiling."},
+    {"generate_s", &R::generate_s,
+     "Seconds of the measured call after compiling: generating the new tokens, encoding the "
+     "sentences, running the batch, generating the image."},
     {"ttft_s", &R::ttft_s, "Time to first token in seconds."},
     {"decode_tokens_per_s", &R::decode_tokens_per_s, "Decode speed after the first token."},
+    {"throughput", &R::throughput,
+     "The task's throughput after compiling, in `throughput_unit`: decode speed for generation, "
+     "sentences per second for embeddings and encoders, denoising steps per second for images.",
+     6},
+    {"throughput_unit", &R::throughput_unit, "`tokens/s`, `sentences/s` or `steps/s`.", 6},
     {"peak_device_memory_bytes", &R::peak_device_memory_bytes,
      "Peak device memory (host RSS of the process tree on `cpu`)."},
     {"new_tokens", &R::new_tokens, "Tokens generated (greedy)."},
@@ -61,6 +70,10 @@ const std::array<ColumnSpec, 41> kColumns = {{
      "Set when a campaign ran the test again (--retry): true when the verdict changed from the "
      "one before (the row keeps the new one), false when it held; null when run once.",
      3},
+    {"output_files", &R::output_files,
+     "JSON object: the task's output files, by role (`image`, `reference_image`: PNG), as paths "
+     "relative to the dataset folder (`images/...`); null when the output is text.",
+     6},
     {"neuronx_cc", &R::neuronx_cc,
      "The neuronx-cc version when `compiler` is `neuronx-cc`, else null: `compiler_version` "
      "under the name the torch-neuronx model support Space's published query reads.",

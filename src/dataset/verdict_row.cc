@@ -31,6 +31,16 @@ std::optional<std::int32_t> neuron_cores_of(const VerdictRow& row) {
 }  // namespace
 
 Result<StackKey> stack_key_of(const VerdictRow& row) {
+  // A library on top of transformers (sentence-transformers, diffusers) files its rows under
+  // the stack's transformers, so stacks that differ only there keep their own rows.
+  if (row.library != kBaseLibrary) {
+    const auto stack = nlohmann::json::parse(row.stack, nullptr, false);
+    const auto base = stack.is_object() ? stack.find(kBaseLibrary) : stack.end();
+    if (stack.is_object() && base != stack.end() && base->is_string()) {
+      return StackKey::make(row.backend, row.compiler, row.compiler_version,
+                            std::string(kBaseLibrary), base->get<std::string>());
+    }
+  }
   return StackKey::make(row.backend, row.compiler, row.compiler_version, row.library,
                         row.library_version);
 }

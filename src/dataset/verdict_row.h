@@ -44,6 +44,10 @@ struct VerdictRow {
   std::optional<double> generate_s;
   std::optional<double> ttft_s;
   std::optional<double> decode_tokens_per_s;
+  //! The task's throughput after compiling, in throughput_unit: tokens/s (decoding),
+  //! sentences/s, steps/s (denoising).
+  std::optional<double> throughput;
+  std::optional<std::string> throughput_unit;
   std::optional<std::int64_t> peak_device_memory_bytes;
   std::optional<std::int32_t> new_tokens;
   std::optional<std::string> output_text;
@@ -58,6 +62,9 @@ struct VerdictRow {
   //! JSON object text: the judge's parts behind judge_score (its features and their weights).
   std::optional<std::string> judge_parts;
   std::optional<bool> flaky;  //!< re-run by a campaign: whether the verdict changed
+  //! JSON object text: role ("image", "reference_image") → the file's path relative to the
+  //! dataset folder (images/...); set when the task's output is a file.
+  std::optional<std::string> output_files;
   //! Derived (neuron_columns): compiler_version and cores under the names the original
   //! torch-neuronx Space's query reads, set on neuron rows only.
   std::optional<std::string> neuronx_cc;
@@ -78,7 +85,12 @@ inline VerdictOutcome outcome_of(const VerdictRow& row) {
   return {row.result, row.exclusion_reason ? std::string_view(*row.exclusion_reason) : ""};
 }
 
-//! The stack file a row belongs to, from its own columns.
+//! The library every stack has, which the others run on (sentence-transformers, diffusers).
+inline constexpr std::string_view kBaseLibrary = "transformers";
+
+//! The stack file a row belongs to, from its own columns: its backend, compiler and library;
+//! for a library on top of transformers, transformers' version from `stack` instead (two
+//! stacks that differ only in transformers must not overwrite each other's rows).
 Result<StackKey> stack_key_of(const VerdictRow& row);
 
 //! Sets the derived columns from the others: `neuronx_cc` = compiler_version when the

@@ -154,6 +154,7 @@ Result<std::string> render_recipe(const RecipeRequest& request,
       values["PROMPT"],
       literal("prompt", request.prompt.empty() ? task->default_prompt : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
+  CANRUN_ASSIGN_OR_RETURN(values["TASK"], literal("task", task->name));
   CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
   values["CORES"] = std::to_string(request.cores);
   values["PARALLELISM"] = "None";

@@ -62,7 +62,9 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     report.text = json["text"].get<std::string>();
   report.load_s = number(json, "load_s");
   report.compile_s = number(json, "compile_s");
+  // The measured call's seconds: generating, or encoding (sentence-similarity's run.py).
   report.generate_s = number(json, "generate_s");
+  if (!report.generate_s) report.generate_s = number(json, "encode_s");
   report.ttft_s = number(json, "ttft_s");
   report.decode_tokens_per_s = number(json, "decode_tokens_per_s");
   if (json.contains("peak_device_memory_bytes") &&
@@ -97,6 +99,21 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   }
   report.throughput = number(json, "throughput");
   report.throughput_unit = json.value("throughput_unit", "");
+  report.time_to_first_image_s = number(json, "time_to_first_image_s");
+  if (const auto found = json.find("nan_values"); found != json.end() && found->is_number_integer()) {
+    report.nan_values = found->get<std::int64_t>();
+  }
+  for (auto [key, field] : {std::pair{"outputs_file", &RunReport::outputs_file},
+                            std::pair{"image_file", &RunReport::image_file}}) {
+    const auto found = json.find(key);
+    if (found == json.end()) continue;
+    // A file of run.py's own folder: a plain name, never a path out of it.
+    const std::string name = found->is_string() ? found->get<std::string>() : "";
+    if (name.empty() || name.find('/') != std::string::npos || name.starts_with('.')) {
+      return corrupt(fmt::format("the result line's {} is not a file name of the run's folder", key));
+    }
+    report.*field = name;
+  }
   if (json.contains("versions") && json["versions"].is_object()) {
     for (const auto& [name, version] : json["versions"].items()) {
       if (version.is_string()) report.versions[name] = version.get<std::string>();

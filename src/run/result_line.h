@@ -47,6 +47,13 @@ struct RunReport {
   //! The task's throughput figure and its unit ("sentences/s"), when the recipe measures one.
   std::optional<double> throughput;
   std::string throughput_unit;
+  //! Files run.py wrote in its folder, named relative to it: the arrays its task compares
+  //! (outputs.safetensors: "logits", or "image") and the image it generated (image.png).
+  std::string outputs_file, image_file;
+  //! Text-to-image: NaN values in the generated image before its conversion to 8 bits, and the
+  //! seconds to the first image, compile included.
+  std::optional<std::int64_t> nan_values;
+  std::optional<double> time_to_first_image_s;
 };
 
 //! The variable that gives run.py the CPU reference's tokens: the path of a JSON file

@@ -559,7 +559,42 @@ std::optional<fs::path> kept_log(const fs::path& root, const VerdictRow& row) {
   return root / *relative;
 }
 
+//! The output images of a row that are kept beside the dataset: role → path under the folder.
+std::map<std::string, fs::path> kept_images(const fs::path& root, const VerdictRow& row) {
+  std::map<std::string, fs::path> out;
+  if (root.empty() || !row.output_files) return out;
+  const auto named = json::parse(*row.output_files, nullptr, false);
+  if (!named.is_object()) return out;
+  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+    auto relative = dataset::image_relative_path(row, role);  // never a path the row wrote
+    std::error_code error;
+    if (named.contains(role) && relative.ok() && fs::is_regular_file(root / *relative, error)) {
+      out.emplace(role, root / *relative);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<std::string> SpaceIndex::image_bytes(const ModelId& id,
+                                            const std::map<std::string, std::string>& params) const {
+  const auto param = [&](const char* name) { return param_of(params, name); };
+  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
+  const VerdictRow* row = stack ? stack->find(id.str(), param("task")) : nullptr;
+  const auto images = row ? kept_images(inputs_.dataset_root, *row)
+                          : std::map<std::string, fs::path>();
+  const auto found = images.find(param("role"));
+  if (found == images.end()) {
+    return not_found(fmt::format("no {} kept for {} ({}) on this stack",
+                                 param("role").empty() ? "image role given" : param("role"),
+                                 id.str(), param("task").empty() ? "no task given" : param("task")))
+        .with_reason(reason::kNotFound);
+  }
+  auto bytes = read_file(found->second);
+  if (!bytes.ok()) return bytes.error().with_reason(reason::kNotFound);
+  return std::move(*bytes);
+}
 
 Result<const StackVerdicts*> SpaceIndex::resolve_stack(
     const std::map<std::string, std::string>& params) const {
@@ -683,6 +718,19 @@ Result<json> SpaceIndex::model_json(const ModelId& id,
         percent_encode(stack->key().library_version), percent_encode(task));
   }
   if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
+  // The task's output images (text-to-image: the backend's beside the CPU reference's).
+  out["images"] = nullptr;
+  if (row) {
+    json images = json::object();
+    for (const auto& [role, path] : kept_images(inputs_.dataset_root, *row)) {
+      images[role] = fmt::format(
+          "/api/image/{}?backend={}&compiler_version={}&library_version={}&task={}&role={}",
+          id.str(), percent_encode(stack->key().backend),
+          percent_encode(stack->key().compiler_version),
+          percent_encode(stack->key().library_version), percent_encode(task), role);
+    }
+    if (!images.empty()) out["images"] = std::move(images);
+  }
 
   // History on this backend, newest first. Each row is compared with the nearest older row by
   // the one regression rule (core/verdict_result.h).

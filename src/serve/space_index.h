@@ -124,6 +124,10 @@ class SpaceIndex {
   //! was kept.
   Result<std::string> log_text(const ModelId& id,
                                const std::map<std::string, std::string>& params) const;
+  //! The bytes of an output image of the model's row on the stack the params select (task,
+  //! backend, versions), `role` "image" or "reference_image" (dataset/dataset.h): a PNG.
+  Result<std::string> image_bytes(const ModelId& id,
+                                  const std::map<std::string, std::string>& params) const;
 
   std::size_t stack_count() const { return stacks_.size(); }
   std::size_t row_count() const { return row_count_; }

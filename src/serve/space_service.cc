@@ -190,6 +190,10 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
     route_out = Route::kModel;
     return cached(request, [&](const SpaceIndex& index) { return api_log(index, request); });
   }
+  if (path.starts_with("/api/image/")) {
+    route_out = Route::kModel;
+    return cached(request, [&](const SpaceIndex& index) { return api_image(index, request); });
+  }
   if (path.starts_with("/api/model/")) {
     route_out = Route::kModel;
     return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
@@ -280,6 +284,26 @@ HttpResponse SpaceService::api_log(const SpaceIndex& index, const HttpRequest& r
   HttpResponse response;
   response.content_type = "text/plain; charset=utf-8";
   response.body = std::make_shared<const std::string>(std::move(*log));
+  return response;
+}
+
+HttpResponse SpaceService::api_image(const SpaceIndex& index, const HttpRequest& request) {
+  if (auto unknown = unknown_parameters(
+          request.query, {"task", "backend", "compiler_version", "library_version", "role"});
+      !unknown.empty()) {
+    return error_response(unknown_parameters_error(unknown));
+  }
+  const std::string_view text = std::string_view(request.path).substr(sizeof("/api/image/") - 1);
+  auto id = ModelId::parse(text);
+  if (!id.ok()) {
+    return error_response(bad_parameters(
+        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
+  }
+  auto bytes = index.image_bytes(*id, request.query);
+  if (!bytes.ok()) return error_response(bytes.error());
+  HttpResponse response;
+  response.content_type = "image/png";
+  response.body = std::make_shared<const std::string>(std::move(*bytes));
   return response;
 }
 

@@ -56,6 +56,7 @@ class SpaceService {
   HttpResponse api_models(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse api_model(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse api_log(const SpaceIndex& index, const HttpRequest& request);
+  HttpResponse api_image(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse cached(const HttpRequest& request,
                       const std::function<HttpResponse(const SpaceIndex&)>& compute);
 

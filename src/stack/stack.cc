@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "task/task.h"
+
 namespace canrun::stack {
 namespace {
 
@@ -48,8 +50,10 @@ Result<std::string> probe_library_version(const StackPython& python) {
 
 Result<Stack> probe_stack(const StackPython& python, const backend::BackendProfile& profile) {
   std::vector<std::string> names = profile.packages;
-  for (const std::string& needed : {profile.compiler_package, std::string("transformers")}) {
-    if (std::find(names.begin(), names.end(), needed) == names.end()) names.push_back(needed);
+  std::vector<std::string> needed = {profile.compiler_package, "transformers"};
+  for (const task::TaskSpec& spec : task::tasks()) needed.emplace_back(spec.library);
+  for (const std::string& name : needed) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   Stack stack;
   stack.python = python.python();

@@ -1,5 +1,6 @@
 // The stack under test, as the stack's own Python reports it: python and every package of the
-// backend profile, the compiler's version (its compiler_package) and transformers'.
+// backend profile, the compiler's version (its compiler_package), transformers' and every
+// task's library that is installed (sentence-transformers, diffusers).
 //
 // Thread safety: Stack is a value; the probes as StackPython.
 #pragma once

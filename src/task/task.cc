@@ -8,6 +8,10 @@ std::string_view to_string(Comparison comparison) {
       return "tokens";
     case Comparison::kEmbeddings:
       return "embeddings";
+    case Comparison::kLogits:
+      return "logits";
+    case Comparison::kImage:
+      return "image";
   }
   return "unknown";
 }
@@ -24,6 +28,8 @@ std::string_view to_string(Display display) {
   switch (display) {
     case Display::kText:
       return "text";
+    case Display::kImage:
+      return "image";
   }
   return "unknown";
 }
@@ -59,6 +65,51 @@ const std::vector<TaskSpec>& tasks() {
           .comparison = Comparison::kEmbeddings,
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,  // a summary: sentences, dimensions, sentences/s
+          .shards = false,
+      },
+      // Encoder tasks of transformers: recipes/encoder.py, the logits compared.
+      {
+          .name = "text-classification",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "text-classification", .library = "transformers"},
+          .recipe = "encoder",
+          .default_prompt = "I loved this film, it was wonderful from start to finish.",
+          .comparison = Comparison::kLogits,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the predicted labels
+          .shards = false,
+      },
+      {
+          .name = "fill-mask",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "fill-mask", .library = "transformers"},
+          .recipe = "encoder",
+          .default_prompt = "The capital of France is <mask>.",  // <mask>: the tokenizer's
+          .comparison = Comparison::kLogits,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the best words for each mask
+          .shards = false,
+      },
+      {
+          .name = "token-classification",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "token-classification", .library = "transformers"},
+          .recipe = "encoder",
+          .default_prompt = "My name is Clara and I live in Berkeley, California.",
+          .comparison = Comparison::kLogits,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the first sentence's tags
+          .shards = false,
+      },
+      {
+          .name = "text-to-image",
+          .library = "diffusers",
+          .hub_filter = {.pipeline_tag = "text-to-image", .library = "diffusers"},
+          .recipe = "text-to-image",  // one image, fixed seed, a few steps
+          .default_prompt = "A red apple on a wooden table",
+          .comparison = Comparison::kImage,
+          .memory_estimate = MemoryEstimate::kWeights,  // the sum of the components' weights
+          .display = Display::kImage,
           .shards = false,
       },
   };

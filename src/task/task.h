@@ -25,6 +25,13 @@ enum class Comparison {
   //! reference's, and the same nearest documents for each query of a small retrieval set
   //! (verify/embeddings.h).
   kEmbeddings,
+  //! One core: the logits run.py writes to outputs.safetensors (per sentence, token or masked
+  //! token) have the reference's argmax in every row (a near-tie aside) and are within the
+  //! dtype's relative error of the reference's (verify/logits.h).
+  kLogits,
+  //! One core: the image run.py writes (outputs.safetensors, image.png) is not blank, has no
+  //! NaN, and is within the dtype's PSNR and SSIM of the reference's (verify/image.h).
+  kImage,
 };
 
 //! How the memory a model needs on a core is estimated for planning (SPEC.md §5).
@@ -35,7 +42,8 @@ enum class MemoryEstimate {
 
 //! How the Space shows one verdict's output.
 enum class Display {
-  kText,  //!< the generated text
+  kText,   //!< the generated text, or a summary of the output
+  kImage,  //!< the generated image beside the CPU reference's
 };
 
 std::string_view to_string(Comparison comparison);

@@ -31,8 +31,22 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
   EXPECT_EQ(to_string(sentences->comparison), "embeddings");
   EXPECT_FALSE(sentences->shards);
   EXPECT_TRUE(generation->shards);
-  EXPECT_THAT(task_names(), ::testing::ElementsAre("text-generation", "image-text-to-text",
-                                                   "sentence-similarity"));
+  EXPECT_THAT(task_names(),
+              ::testing::ElementsAre("text-generation", "image-text-to-text", "sentence-similarity",
+                                     "text-classification", "fill-mask", "token-classification",
+                                     "text-to-image"));
+  for (const char* name : {"text-classification", "fill-mask", "token-classification"}) {
+    const TaskSpec* encoder = find_task(name);
+    ASSERT_NE(encoder, nullptr) << name;
+    EXPECT_EQ(encoder->recipe, "encoder");
+    EXPECT_EQ(to_string(encoder->comparison), "logits");
+    EXPECT_FALSE(encoder->shards);
+  }
+  const TaskSpec* images = find_task("text-to-image");
+  ASSERT_NE(images, nullptr);
+  EXPECT_EQ(images->library, "diffusers");
+  EXPECT_EQ(to_string(images->comparison), "image");
+  EXPECT_EQ(to_string(images->display), "image");
 }
 
 TEST(TaskTest, EveryTaskIsComplete) {

@@ -7,11 +7,14 @@
 #include "core/cache_dir.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "dataset/dataset.h"
 #include "run/classify.h"
 #include "run/packages_on_top.h"
 #include "run/script_run.h"
 #include "task/task.h"
 #include "verify/embeddings.h"
+#include "verify/image.h"
+#include "verify/logits.h"
 #include "verify/reference_store.h"
 #include "verify/verification.h"
 
@@ -56,8 +59,14 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
   row.device = trial.profile.device;
   row.compiler = trial.profile.compiler;
   row.compiler_version = stack.compiler_version;
-  row.library = "transformers";
-  row.library_version = stack.library_version;
+  // The task's library, which may run on top of transformers (sentence-transformers,
+  // diffusers): its version from the stack, empty when the stack lacks it (run.py says so).
+  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  row.library = spec ? std::string(spec->library) : std::string(dataset::kBaseLibrary);
+  const auto version = stack.versions.find(row.library);
+  row.library_version = row.library == dataset::kBaseLibrary ? stack.library_version
+                        : version != stack.versions.end() ? version->second
+                                                          : std::string();
   if (!trial.plan.exclusion) {
     row.cores = trial.plan.cores;
     row.parallelism = trial.plan.parallelism;
@@ -84,6 +93,13 @@ void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
     row.generate_s = report->generate_s;
     row.ttft_s = report->ttft_s;
     row.decode_tokens_per_s = report->decode_tokens_per_s;
+    if (report->throughput) {
+      row.throughput = report->throughput;
+      row.throughput_unit = report->throughput_unit;
+    } else if (report->decode_tokens_per_s) {
+      row.throughput = report->decode_tokens_per_s;
+      row.throughput_unit = "tokens/s";
+    }
     row.peak_device_memory_bytes = report->peak_device_memory_bytes;
     outcome.compile_cache = report->compile_cache;
   }
@@ -155,10 +171,104 @@ void compare_with_reference(const run::RunReport& report, const verify::Referenc
   row.error_signature = "FAIL_MISMATCH";
 }
 
-//! Whether the trial's task is verified by its embeddings (else by its tokens).
-bool compares_embeddings(const PreparedTrial& trial) {
+//! How the trial's task is verified on one core.
+task::Comparison comparison_of(const PreparedTrial& trial) {
   const task::TaskSpec* spec = task::find_task(trial.request.task);
-  return spec != nullptr && spec->comparison == task::Comparison::kEmbeddings;
+  return spec != nullptr ? spec->comparison : task::Comparison::kTokens;
+}
+
+//! A file the run named in its folder; kCorrupt when it said it wrote one that is not there.
+Result<fs::path> run_file(const fs::path& run_dir, const std::string& name, std::string_view what) {
+  if (name.empty()) return corrupt(fmt::format("run.py did not name its {} file", what));
+  const fs::path path = run_dir / name;
+  if (!fs::is_regular_file(path))
+    return corrupt(fmt::format("run.py named {} as its {} file, but it is not there", name, what));
+  return path;
+}
+
+void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_view what) {
+  row.result = VerdictResult::kFailMismatch;
+  row.error = std::move(error);
+  row.error_signature = fmt::format("FAIL_MISMATCH | {} differ from the CPU reference", what);
+}
+
+//! An encoder task: the logits in the run's outputs file against the reference's.
+Status compare_logits_with_reference(const fs::path& run_dir, const run::RunReport& report,
+                                     const verify::Reference& reference, const std::string& dtype,
+                                     dataset::VerdictRow& row) {
+  row.verification = std::string(verify::kVerificationReference);
+  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
+  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "logits"));
+  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
+                          verify::read_tensor(reference.outputs_file, "logits"));
+  const verify::LogitsComparison compared = verify::compare_logits(got, expected, dtype);
+  const double threshold = verify::logits_relative_error_threshold(dtype);
+  row.output_text = fmt::format(
+      "{}\n{} rows of logits; largest relative error against the CPU reference {:.3g} "
+      "(threshold {:g}){}",
+      report.text, compared.rows, compared.max_relative_error, threshold,
+      report.throughput ? fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit)
+                        : std::string());
+  if (!compared.shape_error.empty()) {
+    fail_comparison(row, fmt::format("the logits do not match the CPU reference's: {}",
+                                     compared.shape_error), "logits");
+  } else if (compared.argmax_differs) {
+    fail_comparison(row,
+                    fmt::format("row {} of the logits picks class {}, the CPU reference class {}",
+                                *compared.argmax_differs + 1, compared.argmax,
+                                compared.reference_argmax),
+                    "logits");
+  } else if (!(compared.max_relative_error <= threshold)) {
+    fail_comparison(row,
+                    fmt::format("row {} of the logits is {:.3g} away from the CPU reference's "
+                                "(relative error), above the {} threshold {:g}",
+                                compared.worst + 1, compared.max_relative_error, dtype, threshold),
+                    "logits");
+  } else {
+    row.result = VerdictResult::kPass;
+  }
+  return ok_status();
+}
+
+//! A text-to-image task: the run's image against the reference's, and neither blank nor NaN.
+Status compare_image_with_reference(const fs::path& run_dir, const run::RunReport& report,
+                                    const verify::Reference& reference, const std::string& dtype,
+                                    dataset::VerdictRow& row) {
+  row.verification = std::string(verify::kVerificationReference);
+  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
+  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "image"));
+  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
+                          verify::read_tensor(reference.outputs_file, "image"));
+  const verify::ImageComparison compared = verify::compare_images(got, expected);
+  const verify::ImageThresholds thresholds = verify::image_thresholds(dtype);
+  const std::string size =
+      got.shape.size() == 3 ? fmt::format("{}×{}", got.shape[1], got.shape[0]) : "no";
+  row.output_text = fmt::format(
+      "{} image; against the CPU reference PSNR {:.1f} dB (threshold {:g}), SSIM {:.4f} "
+      "(threshold {:g}){}",
+      size, compared.psnr_db, thresholds.min_psnr_db, compared.ssim, thresholds.min_ssim,
+      report.throughput ? fmt::format("; {:.2f} {}", *report.throughput, report.throughput_unit)
+                        : std::string());
+  if (!compared.shape_error.empty()) {
+    fail_comparison(row, fmt::format("the image does not match the CPU reference's: {}",
+                                     compared.shape_error), "image");
+  } else if (report.nan_values.value_or(0) > 0) {
+    fail_comparison(row, fmt::format("the image holds {} NaN values", *report.nan_values), "image");
+  } else if (compared.pixel_std < verify::kBlankPixelStd) {
+    fail_comparison(row, fmt::format("the image is blank (pixel standard deviation {:.2f})",
+                                     compared.pixel_std), "image");
+  } else if (!(compared.psnr_db >= thresholds.min_psnr_db) ||
+             !(compared.ssim >= thresholds.min_ssim)) {
+    fail_comparison(row,
+                    fmt::format("the image differs from the CPU reference's: PSNR {:.1f} dB "
+                                "(threshold {:g}), SSIM {:.4f} (threshold {:g}) in {}",
+                                compared.psnr_db, thresholds.min_psnr_db, compared.ssim,
+                                thresholds.min_ssim, dtype),
+                    "image");
+  } else {
+    row.result = VerdictResult::kPass;
+  }
+  return ok_status();
 }
 
 //! An embedding task: every embedding near the reference's (the dtype's cosine threshold), the
@@ -246,6 +356,19 @@ Result<std::optional<run::ScriptRun>> retry_with_packages(
   }
   if (!retried && !note.empty()) failure.error += fmt::format("\n[canrun: {}]", note);
   return retried;
+}
+
+//! The libraries' versions a reference depends on: transformers', and the task's library's when
+//! it runs on top ("5.18.0 sentence-transformers 6.3.0").
+std::string reference_library_version(const PreparedTrial& trial) {
+  std::string out = trial.stack ? trial.stack->library_version : trial.library_version;
+  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  if (trial.stack && spec != nullptr && spec->library != dataset::kBaseLibrary) {
+    const auto found = trial.stack->versions.find(std::string(spec->library));
+    out += fmt::format(" {} {}", spec->library,
+                       found == trial.stack->versions.end() ? "-" : found->second);
+  }
+  return out;
 }
 
 }  // namespace
@@ -366,7 +489,7 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
       trial.recipe.prompt,
       trial.request.new_tokens,
       trial.profile.dtype,
-      trial.stack ? trial.stack->library_version : trial.library_version};
+      reference_library_version(trial)};
   TrialReference out;
   out.python_path = python_path;
   out.reference = references.find(key);
@@ -404,7 +527,14 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
     return out;
   }
   out.reference = verify::Reference{ref_run.report->tokens, ref_run.report->text,
-                                    ref_run.report->embeddings, ref_run.report->queries};
+                                    ref_run.report->embeddings, ref_run.report->queries, {}, {}};
+  for (auto [name, field, what] :
+       {std::tuple{&run::RunReport::outputs_file, &verify::Reference::outputs_file, "outputs"},
+        std::tuple{&run::RunReport::image_file, &verify::Reference::image_file, "image"}}) {
+    if ((*ref_run.report).*name == "") continue;
+    CANRUN_ASSIGN_OR_RETURN((*out.reference).*field,
+                            run_file(out.run_dir, (*ref_run.report).*name, what));
+  }
   if (auto saved = references.save(key, *out.reference); !saved.ok())
     log::warning("{}", saved.error().message());
   return out;
@@ -480,7 +610,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     row.error_signature = failure->signature;
     return device;
   }
-  if (!compares_embeddings(trial)) {
+  if (comparison_of(trial) == task::Comparison::kTokens) {
     row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
     row.output_text = backend_run.report->text;
   }
@@ -533,10 +663,30 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     run::RunReport measured = report;
     if (!row.agreement) measured.agreement.reset();
     CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, measured, found->reference, launcher, row));
-  } else if (compares_embeddings(trial)) {
-    compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
   } else {
-    compare_with_reference(report, *found->reference, row);
+    switch (comparison_of(trial)) {
+      case task::Comparison::kTokens:
+        compare_with_reference(report, *found->reference, row);
+        break;
+      case task::Comparison::kEmbeddings:
+        compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
+        break;
+      case task::Comparison::kLogits:
+        CANRUN_RETURN_IF_ERROR(compare_logits_with_reference(
+            outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
+        break;
+      case task::Comparison::kImage:
+        CANRUN_RETURN_IF_ERROR(compare_image_with_reference(
+            outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
+        break;
+    }
+  }
+  if (!report.image_file.empty()) {  // the images the Space shows side by side
+    if (auto image = run_file(outcome.run_dir, report.image_file, "image"); image.ok())
+      outcome.images["image"] = *image;
+    if (found->reference && !found->reference->image_file.empty())
+      outcome.images["reference_image"] = found->reference->image_file;
+    CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));
   }
   return outcome;
 }

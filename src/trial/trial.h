@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -115,6 +116,8 @@ struct TrialOutcome {
   std::size_t stdout_bytes = 0;   //!< what the run printed in all (only the tail is kept)
   //! The run's compile cache hits and misses, when its backend counts them.
   std::optional<run::CompileCacheCounts> compile_cache;
+  //! The task's output images by role ("image", "reference_image"), for the dataset's images/.
+  std::map<std::string, std::filesystem::path> images;
 };
 
 //! The profile, with the request's memory overrides.

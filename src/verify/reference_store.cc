@@ -40,6 +40,14 @@ std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
     reference.tokens.push_back(token.get<std::int64_t>());
   }
   reference.text = json.value("text", "");
+  for (auto [name, field] : {std::pair{"outputs_file", &Reference::outputs_file},
+                             std::pair{"image_file", &Reference::image_file}}) {
+    if (const auto found = json.find(name); found != json.end() && found->is_string()) {
+      const std::filesystem::path file = dir_ / found->get<std::string>();
+      if (!std::filesystem::is_regular_file(file)) return std::nullopt;  // computed again
+      reference.*field = file;
+    }
+  }
   if (const auto found = json.find("embeddings"); found != json.end()) {
     if (!found->is_array()) return std::nullopt;
     for (const auto& row : *found) {
@@ -64,6 +72,17 @@ Status ReferenceStore::save(const ReferenceKey& key, const Reference& reference)
   if (!reference.embeddings.empty()) {
     json["embeddings"] = reference.embeddings;
     json["queries"] = reference.queries;
+  }
+  // The files first, under the key's name: the JSON naming them is written last.
+  const std::string stem = path_of(key).stem().string();
+  for (auto [name, source, suffix] :
+       {std::tuple{"outputs_file", &reference.outputs_file, ".outputs.safetensors"},
+        std::tuple{"image_file", &reference.image_file, ".png"}}) {
+    if (source->empty()) continue;
+    const std::string stored = stem + suffix;
+    CANRUN_ASSIGN_OR_RETURN(std::string bytes, read_file(*source));
+    CANRUN_RETURN_IF_ERROR(write_file_atomically(dir_ / stored, bytes));
+    json[name] = stored;
   }
   return write_file_atomically(path_of(key),
                                json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -1,4 +1,5 @@
-// The CPU reference store: the output of one eager CPU run (tokens, or embeddings), kept once
+// The CPU reference store: the output of one eager CPU run (tokens, embeddings, or the files
+// of logits or an image run.py wrote, copied beside the JSON), kept once
 // per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later test of that model.
 // One JSON file per key under DIR, written atomically; a file is only used when the key it
 // holds equals the one asked for.
@@ -36,6 +37,9 @@ struct Reference {
   //! sentences are queries (see run::RunReport).
   std::vector<std::vector<double>> embeddings;
   std::int64_t queries = 0;
+  //! Logits and image tasks: run.py's outputs.safetensors and image.png. Given to save() as
+  //! the run's files, which it copies into the store; find() gives the store's copies.
+  std::filesystem::path outputs_file, image_file;
 };
 
 class ReferenceStore {

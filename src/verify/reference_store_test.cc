@@ -18,7 +18,7 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
       "org/m", "c1b7e3d4a5f60718293a4b5c6d7e8f9012345678", "text-generation", "Hi", 32, "float32",
       "5.18.0"};
   EXPECT_FALSE(store.find(key).has_value());
-  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c", {}, 0}).ok());
+  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c", {}, 0, {}, {}}).ok());
   const auto found = store.find(key);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->tokens, (std::vector<std::int64_t>{1, 2, 3}));
@@ -34,6 +34,37 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
     EXPECT_FALSE(store.find(changed).has_value());
   }
   std::ofstream(store.path_of(key)) << "{ broken";
+  EXPECT_FALSE(store.find(key).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+//! A task whose output is a file (logits, an image): the store keeps its own copy of the
+//! reference run's files, and a key whose files went missing is computed again.
+TEST(ReferenceStoreTest, KeepsCopiesOfTheRunsFiles) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("canrun-refs-files-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "run");
+  std::ofstream(dir / "run" / "outputs.safetensors") << "tensors";
+  std::ofstream(dir / "run" / "image.png") << "png";
+  const ReferenceStore store(dir / "refs");
+  const ReferenceKey key{"org/pipe", "", "text-to-image", "An apple", 32, "float32",
+                         "5.18.0 diffusers 0.42.1"};
+  Reference reference;
+  reference.outputs_file = dir / "run" / "outputs.safetensors";
+  reference.image_file = dir / "run" / "image.png";
+  ASSERT_TRUE(store.save(key, reference).ok());
+  std::filesystem::remove_all(dir / "run");  // the run's folder may go: the store has copies
+  const auto found = store.find(key);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->outputs_file.parent_path(), dir / "refs");
+  std::ifstream outputs(found->outputs_file), image(found->image_file);
+  std::string text;
+  outputs >> text;
+  EXPECT_EQ(text, "tensors");
+  image >> text;
+  EXPECT_EQ(text, "png");
+  std::filesystem::remove(found->image_file);
   EXPECT_FALSE(store.find(key).has_value());
   std::filesystem::remove_all(dir);
 }
