@@ -106,6 +106,11 @@ std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
                                  "trust_remote_code, which canrun never sets.",
                                  auto_class, reference)};
   }
+  if (!facts.foreign_components.empty()) {
+    return std::pair{std::string(facts.foreign_components_in_repo ? "remote_code" : "incompatible"),
+                     hub::foreign_components_why(facts.foreign_components,
+                                                 facts.foreign_components_in_repo)};
+  }
   if (!task::find_task(task)) {
     return std::pair{std::string("unsupported_task"),
                      fmt::format("Task {} has no canrun recipe yet (tested: {}).", task,

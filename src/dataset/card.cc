@@ -88,12 +88,21 @@ std::string render_card(const std::vector<StackSummary>& stacks) {
 
 Does a Hugging Face Hub model run, unmodified, on an ML accelerator, and how well? Each row
 is one model (for one task) tested or excluded on one software stack by canrun: load
-with `from_pretrained`, compile with
-`torch.compile(backend=...)`, generate 32 greedy tokens, verify them. One Parquet file per
-stack: `data/<backend>__<compiler>-<version>__<library>-<version>.parquet` (characters other
-than letters, digits, `.` and `+` in a version are written `%XX`). Each failure's run log
-(what run.py printed, the end kept, at most 256 KiB) is beside the data:
-`logs/<stack>/<model id>/<task>.log`, where `<stack>` is the file's name without `.parquet`.
+with `from_pretrained` (or `SentenceTransformer`, or diffusers' `DiffusionPipeline`), compile
+with `torch.compile(backend=...)`, run the task's fixed inputs (32 greedy tokens for
+generation, sentences for embeddings and encoders, one image for text-to-image), verify the
+output. One Parquet file per stack:
+`data/<backend>__<compiler>-<version>__<library>-<version>.parquet` (characters other than
+letters, digits, `.` and `+` in a version are written `%XX`), where the library is
+transformers, which every stack has: a row whose task's library runs on top of it
+(`library` = `sentence-transformers` or `diffusers`) is in the file of its stack's
+transformers version, so two stacks that differ only in transformers keep their own rows; two
+that differ only in the library on top share a file, and `stack` says which ran. Each
+failure's run log (what run.py printed, the end kept, at most 256 KiB) is beside the data:
+`logs/<stack>/<model id>/<task>.log`, where `<stack>` is the file's name without `.parquet`;
+a text-to-image row's images (PNG, at most 8 MiB each) are at
+`images/<stack>/<model id>/<task>.image.png` and `.reference_image.png`, named by the row's
+`output_files`.
 
 ## Stacks
 

@@ -35,6 +35,9 @@ struct ModelSignals {
   std::optional<bool> has_safetensors;  //!< unknown without the file list
   bool custom_code_tag = false;         //!< the Hub tags remote-code repos "custom_code"
   std::optional<std::string> pipeline_tag;
+  //! A pipeline's components canrun does not load (ModelFacts::foreign_components).
+  std::vector<std::string> foreign_components;
+  bool foreign_components_in_repo = false;
 };
 
 std::optional<CandidateExclusion> automatic_exclusion(
@@ -66,6 +69,12 @@ std::optional<CandidateExclusion> automatic_exclusion(
                       library_version, architecture),
           false};
     }
+  }
+  if (!model.foreign_components.empty()) {
+    return CandidateExclusion{model.foreign_components_in_repo ? "remote_code" : "incompatible",
+                              foreign_components_why(model.foreign_components,
+                                                     model.foreign_components_in_repo),
+                              false};
   }
   if (model.architectures.empty() && model.custom_code_tag) {
     return CandidateExclusion{"remote_code",
@@ -147,7 +156,9 @@ Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
                  facts->architectures,
                  facts->has_safetensors(),
                  has_tag(facts->tags, "custom_code"),
-                 facts->pipeline_tag};
+                 facts->pipeline_tag,
+                 facts->foreign_components,
+                 facts->foreign_components_in_repo};
     } else if (const auto ranked = ranked_by_id.find(candidate.id);
                ranked != ranked_by_id.end() && (facts.error().code() == ErrorCode::kUnavailable ||
                                                 facts.error().code() == ErrorCode::kTimeout)) {

@@ -98,24 +98,31 @@ Result<SafetensorsHeader> read_safetensors_header(CheckpointFiles& files, std::s
   return header;
 }
 
-Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_headers(
-    CheckpointFiles& files, const std::vector<std::string>& repo_files) {
+namespace {
+
+//! The headers of one model's safetensors: `single` or the shards its index `index` names
+//! (repo paths); kNotFound (no_safetensors) when the repo has neither.
+Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_model_headers(
+    CheckpointFiles& files, const std::vector<std::string>& repo_files, const std::string& single,
+    const std::string& index_file, std::string_view what) {
   const auto has = [&](std::string_view name) {
     return std::find(repo_files.begin(), repo_files.end(), name) != repo_files.end();
   };
   std::vector<std::pair<std::string, SafetensorsHeader>> headers;
-  if (!has(kIndexFile)) {
-    if (!has(kSingleFile)) {
-      return not_found(fmt::format("no_safetensors: the repo has neither {} nor {} ({} files)", kSingleFile,
-                                   kIndexFile, repo_files.size()))
+  if (!has(index_file)) {
+    if (!has(single)) {
+      return not_found(fmt::format("no_safetensors: {} has neither {} nor {} ({} files)", what,
+                                   single, index_file, repo_files.size()))
           .with_reason(reason::kNoSafetensors);
     }
-    CANRUN_ASSIGN_OR_RETURN(auto header, read_safetensors_header(files, kSingleFile));
-    headers.emplace_back(std::string(kSingleFile), std::move(header));
+    CANRUN_ASSIGN_OR_RETURN(auto header, read_safetensors_header(files, single));
+    headers.emplace_back(single, std::move(header));
     return headers;
   }
-  const auto where = fmt::format("{} ({})", kIndexFile, files.source());
-  CANRUN_ASSIGN_OR_RETURN(FileSlice index_text, files.read(kIndexFile, 0, kMaxIndexBytes + 1));
+  // Shards are named relative to the index's folder.
+  const std::string folder = index_file.substr(0, index_file.rfind('/') + 1);
+  const auto where = fmt::format("{} ({})", index_file, files.source());
+  CANRUN_ASSIGN_OR_RETURN(FileSlice index_text, files.read(index_file, 0, kMaxIndexBytes + 1));
   if (index_text.bytes.size() > kMaxIndexBytes) {
     return corrupt(fmt::format("{}: larger than {} bytes", where, kMaxIndexBytes));
   }
@@ -138,7 +145,7 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_h
       return corrupt(fmt::format("{}: weight_map[{}]: {}", where, quote_for_message(tensor),
                                  status.error().message()));
     }
-    tensors_by_shard[shard_name].insert(tensor);
+    tensors_by_shard[folder + shard_name].insert(tensor);
   }
   if (tensors_by_shard.empty()) return corrupt(fmt::format("{}: weight_map is empty", where));
   for (const auto& [shard, expected] : tensors_by_shard) {
@@ -154,6 +161,87 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_h
     headers.emplace_back(shard, std::move(header));
   }
   return headers;
+}
+
+//! A diffusers pipeline (model_index.json): the headers of every component that has weights
+//! (a folder with a config.json: the models, not the tokenizers or the scheduler), whether
+//! diffusers' (diffusion_pytorch_model.safetensors) or transformers' (model.safetensors).
+Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_pipeline_headers(
+    CheckpointFiles& files, const std::vector<std::string>& repo_files) {
+  CANRUN_ASSIGN_OR_RETURN(const auto index, read_pipeline_index(files));
+  const auto has = [&](const std::string& name) {
+    return std::find(repo_files.begin(), repo_files.end(), name) != repo_files.end();
+  };
+  std::vector<std::pair<std::string, SafetensorsHeader>> headers;
+  for (const PipelineComponent& component : pipeline_components(index)) {
+    if (!has(component.name + "/config.json")) continue;  // no weights: a tokenizer, a scheduler
+    // Another library's (or the repo's own) class: not loaded, so not read (see
+    // ModelFacts::foreign_components, which excludes the pipeline).
+    if (component.library != "diffusers" && component.library != "transformers") continue;
+    std::string found_single, found_index;
+    for (const char* stem : {"diffusion_pytorch_model", "model"}) {
+      const std::string single = fmt::format("{}/{}.safetensors", component.name, stem);
+      if (has(single) || has(single + ".index.json")) {
+        found_single = single;
+        found_index = single + ".index.json";
+        break;
+      }
+    }
+    if (found_single.empty()) {
+      return not_found(fmt::format("no_safetensors: the pipeline's {} ({}) has no safetensors "
+                                   "weights in {}/",
+                                   component.name, component.class_name, component.name))
+          .with_reason(reason::kNoSafetensors);
+    }
+    CANRUN_ASSIGN_OR_RETURN(auto component_headers,
+                            read_model_headers(files, repo_files, found_single, found_index,
+                                               fmt::format("the pipeline's {}", component.name)));
+    for (auto& header : component_headers) headers.push_back(std::move(header));
+  }
+  if (headers.empty()) {
+    return not_found("no_safetensors: the pipeline's model_index.json names no component with "
+                     "weights")
+        .with_reason(reason::kNoSafetensors);
+  }
+  return headers;
+}
+
+}  // namespace
+
+Result<nlohmann::json> read_pipeline_index(CheckpointFiles& files) {
+  const auto where = fmt::format("{} ({})", kPipelineIndexFile, files.source());
+  CANRUN_ASSIGN_OR_RETURN(FileSlice text, files.read(kPipelineIndexFile, 0, kMaxIndexBytes + 1));
+  if (text.bytes.size() > kMaxIndexBytes) {
+    return corrupt(fmt::format("{}: larger than {} bytes", where, kMaxIndexBytes));
+  }
+  auto index = nlohmann::json::parse(text.bytes, nullptr, false);
+  if (!index.is_object()) return corrupt(fmt::format("{}: not a JSON object", where));
+  return index;
+}
+
+std::vector<PipelineComponent> pipeline_components(const nlohmann::json& model_index) {
+  std::vector<PipelineComponent> out;
+  for (const auto& [name, value] : model_index.items()) {
+    // "_class_name", "_diffusers_version": the pipeline's own; [null, null]: an absent component.
+    if (name.starts_with('_') || !value.is_array() || value.size() != 2 || !value[0].is_string() ||
+        !value[1].is_string() || check_repo_filename(name).ok() == false) {
+      continue;
+    }
+    out.push_back({name, value[0].get<std::string>(), value[1].get<std::string>()});
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_headers(
+    CheckpointFiles& files, const std::vector<std::string>& repo_files) {
+  const auto has = [&](std::string_view name) {
+    return std::find(repo_files.begin(), repo_files.end(), name) != repo_files.end();
+  };
+  if (has(kPipelineIndexFile) && !has(kSingleFile) && !has(kIndexFile)) {
+    return read_pipeline_headers(files, repo_files);
+  }
+  return read_model_headers(files, repo_files, std::string(kSingleFile), std::string(kIndexFile),
+                            "the repo");
 }
 
 

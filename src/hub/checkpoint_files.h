@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,5 +82,20 @@ Result<SafetensorsHeader> read_safetensors_header(CheckpointFiles& files, std::s
 //! error.
 Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_headers(
     CheckpointFiles& files, const std::vector<std::string>& repo_files);
+
+//! A diffusers pipeline's index: the repo's model_index.json names its components.
+inline constexpr std::string_view kPipelineIndexFile = "model_index.json";
+
+//! One component of a pipeline: model_index.json's "<name>": ["<library>", "<class>"].
+struct PipelineComponent {
+  std::string name;        //!< its folder: "unet", "text_encoder", "scheduler"
+  std::string library;     //!< "diffusers", "transformers", or a module of the repo's own
+  std::string class_name;  //!< "UNet2DConditionModel"
+};
+
+//! The repo's model_index.json, parsed (kCorrupt naming it when it is not a JSON object).
+Result<nlohmann::json> read_pipeline_index(CheckpointFiles& files);
+//! Its components, in its order; absent ones ([null, null]) and "_"-keys left out.
+std::vector<PipelineComponent> pipeline_components(const nlohmann::json& model_index);
 
 }  // namespace canrun::hub

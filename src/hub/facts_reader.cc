@@ -26,12 +26,33 @@ Status apply_config_file(const fs::path& path, ModelFacts& facts) {
   return apply_config(config, facts);
 }
 
+//! A pipeline's components that canrun's stack does not load (ModelFacts::foreign_components).
+Status apply_pipeline_index(CheckpointFiles& files, ModelFacts& facts) {
+  if (std::find(facts.files.begin(), facts.files.end(), kPipelineIndexFile) == facts.files.end())
+    return ok_status();
+  CANRUN_ASSIGN_OR_RETURN(const nlohmann::json index, read_pipeline_index(files));
+  facts.foreign_components.clear();
+  for (const PipelineComponent& component : pipeline_components(index)) {
+    if (component.library == "diffusers" || component.library == "transformers") continue;
+    facts.foreign_components.push_back(
+        fmt::format("{}: {}.{}", component.name, component.library, component.class_name));
+    const std::string module = component.library + ".py";
+    for (const std::string& file : facts.files) {
+      if (file == module || file == component.name + "/" + module) {
+        facts.foreign_components_in_repo = true;
+      }
+    }
+  }
+  return ok_status();
+}
+
 Result<ModelFacts> facts_from_folder(const fs::path& folder, ModelFacts facts, std::string source) {
   LocalCheckpointFiles files(folder, source);
   facts.files = files.list();
   if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
     CANRUN_RETURN_IF_ERROR(apply_config_file(folder / "config.json", facts));
   }
+  CANRUN_RETURN_IF_ERROR(apply_pipeline_index(files, facts));
   CANRUN_ASSIGN_OR_RETURN(auto headers, read_checkpoint_headers(files, facts.files));
   apply_checkpoint(headers, facts);
   facts.weights_source = std::move(source);
@@ -87,6 +108,7 @@ Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, co
     CANRUN_RETURN_IF_ERROR(apply_config_file(config.path, facts));
   }
   HubCheckpointFiles files(client, id, pinned.str());
+  CANRUN_RETURN_IF_ERROR(apply_pipeline_index(files, facts));
   CANRUN_ASSIGN_OR_RETURN(auto headers, read_checkpoint_headers(files, facts.files));
   apply_checkpoint(headers, facts);
   facts.weights_source = "hub";

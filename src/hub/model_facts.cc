@@ -1,5 +1,7 @@
 #include "hub/model_facts.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
@@ -59,10 +61,25 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
 }  // namespace
 
 bool ModelFacts::has_safetensors() const {
+  const bool pipeline = std::find(files.begin(), files.end(), "model_index.json") != files.end();
   for (const auto& file : files) {
     if (file == "model.safetensors" || file == "model.safetensors.index.json") return true;
+    // A diffusers pipeline: its components' weights are in their folders (the file list cannot
+    // tell a weightless component; reading the headers does, see read_checkpoint_headers).
+    if (pipeline && file.find('/') != std::string::npos &&
+        (file.ends_with(".safetensors") || file.ends_with(".safetensors.index.json"))) {
+      return true;
+    }
   }
   return false;
+}
+
+std::string foreign_components_why(const std::vector<std::string>& components, bool in_repo) {
+  return fmt::format(
+      "model_index.json names {} ({}): {}; canrun loads only diffusers' and transformers' "
+      "classes and never sets trust_remote_code.",
+      fmt::join(components, ", "), components.size() == 1 ? "a component" : "components",
+      in_repo ? "code from the repo" : "classes of a library outside the stack");
 }
 
 bool is_expert_tensor(std::string_view name) {

@@ -60,9 +60,21 @@ struct ModelFacts {
   std::uint64_t non_expert_weights_bytes = 0;                   //!< everything else
   std::string weights_source;  //!< where the headers were read: "hub", "local", "hf-cache"
 
-  //! Whether the repo has safetensors weights (model.safetensors or its index).
+  //! A diffusers pipeline (model_index.json): its components that are not diffusers' or
+  //! transformers' classes, as "<name>: <library>.<class>" (code from the repo or another
+  //! library, which canrun never loads).
+  std::vector<std::string> foreign_components;
+  //! Those of them whose library is a Python file of the repo itself (custom code).
+  bool foreign_components_in_repo = false;
+
+  //! Whether the repo has safetensors weights (model.safetensors or its index; a pipeline's
+  //! components' safetensors in their folders).
   bool has_safetensors() const;
 };
+
+//! Why a pipeline with foreign_components is excluded (remote_code when their code is the repo's,
+//! incompatible when another library's).
+std::string foreign_components_why(const std::vector<std::string>& components, bool in_repo);
 
 //! Whether a tensor name belongs to a routed expert: one of its dot-separated parts is
 //! "experts" ("model.layers.3.mlp.experts.7.down_proj.weight", "mlp.experts.gate_up_proj");

@@ -78,6 +78,7 @@ const std::vector<TaskSpec>& tasks() {
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,  // the predicted labels
           .shards = false,
+          .logits_row = "sentence",
       },
       {
           .name = "fill-mask",
@@ -89,6 +90,7 @@ const std::vector<TaskSpec>& tasks() {
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,  // the best words for each mask
           .shards = false,
+          .logits_row = "masked token",
       },
       {
           .name = "token-classification",
@@ -100,6 +102,7 @@ const std::vector<TaskSpec>& tasks() {
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,  // the first sentence's tags
           .shards = false,
+          .logits_row = "token",
       },
       {
           .name = "text-to-image",

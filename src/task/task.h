@@ -68,6 +68,8 @@ struct TaskSpec {
   //! Whether the recipe can run sharded (rank code for tensor or expert parallel); a model of
   //! a task that cannot, and that needs more than one core, is excluded as too large.
   bool shards = true;
+  //! kLogits: what a row of the logits is, for messages ("sentence", "token", "masked token").
+  std::string_view logits_row = {};
 };
 
 //! Every task canrun tests, in the order lists show them.

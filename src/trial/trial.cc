@@ -193,7 +193,8 @@ void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_vi
 }
 
 //! An encoder task: the logits in the run's outputs file against the reference's.
-Status compare_logits_with_reference(const fs::path& run_dir, const run::RunReport& report,
+Status compare_logits_with_reference(const task::TaskSpec& spec, const fs::path& run_dir,
+                                     const run::RunReport& report,
                                      const verify::Reference& reference, const std::string& dtype,
                                      dataset::VerdictRow& row) {
   row.verification = std::string(verify::kVerificationReference);
@@ -202,6 +203,7 @@ Status compare_logits_with_reference(const fs::path& run_dir, const run::RunRepo
   CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
                           verify::read_tensor(reference.outputs_file, "logits"));
   const verify::LogitsComparison compared = verify::compare_logits(got, expected, dtype);
+  const std::string_view row_noun = spec.logits_row.empty() ? "row" : spec.logits_row;
   const double threshold = verify::logits_relative_error_threshold(dtype);
   row.output_text = fmt::format(
       "{}\n{} rows of logits; largest relative error against the CPU reference {:.3g} "
@@ -214,15 +216,16 @@ Status compare_logits_with_reference(const fs::path& run_dir, const run::RunRepo
                                      compared.shape_error), "logits");
   } else if (compared.argmax_differs) {
     fail_comparison(row,
-                    fmt::format("row {} of the logits picks class {}, the CPU reference class {}",
-                                *compared.argmax_differs + 1, compared.argmax,
+                    fmt::format("{} {}: the logits pick class {}, the CPU reference's class {}",
+                                row_noun, *compared.argmax_differs + 1, compared.argmax,
                                 compared.reference_argmax),
                     "logits");
   } else if (!(compared.max_relative_error <= threshold)) {
     fail_comparison(row,
-                    fmt::format("row {} of the logits is {:.3g} away from the CPU reference's "
+                    fmt::format("{} {}: the logits are {:.3g} away from the CPU reference's "
                                 "(relative error), above the {} threshold {:g}",
-                                compared.worst + 1, compared.max_relative_error, dtype, threshold),
+                                row_noun, compared.worst + 1, compared.max_relative_error, dtype,
+                                threshold),
                     "logits");
   } else {
     row.result = VerdictResult::kPass;
@@ -673,7 +676,7 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
         break;
       case task::Comparison::kLogits:
         CANRUN_RETURN_IF_ERROR(compare_logits_with_reference(
-            outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
+            *task::find_task(trial.request.task), outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
         break;
       case task::Comparison::kImage:
         CANRUN_RETURN_IF_ERROR(compare_image_with_reference(

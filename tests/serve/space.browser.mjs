@@ -102,11 +102,22 @@ test('switching views and tasks changes the table and the URL', async () => {
   await page.waitForFunction(() => document.activeElement?.id === 'tab-selected');
   assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
   assert.equal(new URL(page.url()).search, '');
-  // Tasks: the fixture's rankings and catalog have text-generation; its task filter holds.
+  // Tasks: every task with data, in the registry's order; the task filter holds.
   await page.locator('#task').selectOption('text-generation');
   await page.waitForURL(/task=text-generation/);
   await settled(page);
-  assert.deepEqual(await page.locator('#task option').allTextContents(), ['text-generation']);
+  assert.deepEqual(await page.locator('#task option').allTextContents(),
+    ['text-generation', 'sentence-similarity', 'text-classification', 'text-to-image']);
+  await page.locator('#backend').selectOption('cpu');
+  await page.waitForURL(/backend=cpu/);
+  await settled(page);
+  await page.locator('#task').selectOption('sentence-similarity');
+  await page.waitForURL(/task=sentence-similarity/);
+  await settled(page);
+  await page.getByRole('tab', { name: 'Tested' }).click();
+  await page.waitForURL(/view=tested/);
+  await settled(page);
+  assert.deepEqual(await rowIds(page), ['sentence-transformers/all-MiniLM-L6-v2']);
   await page.close();
 });
 
@@ -353,6 +364,31 @@ test('a model page shows the latest verdict on every backend side by side, and w
   assert.match(await rows.nth(0).textContent(), /neuron.*2\.17\.1\.0\+5e6f7a8b.*5\.19\.0.*FAIL_COMPILE/);
   assert.match(await rows.nth(1).textContent(), /cpu.*inductor 2\.13\.0.*PASS/);
   assert.match(await page.locator('#meaning').textContent(), /PASS is about correctness.*32 greedy tokens at batch 1/);
+  await page.close();
+});
+
+test('a text-to-image model page shows the backend image beside the CPU reference image', async () => {
+  for (const [viewport, name] of [[undefined, 'image-laptop'], [{ width: 390, height: 844 }, 'image-phone']]) {
+    const page = await openPage('/model/canrun-fixtures/tiny-sd?task=text-to-image&backend=cpu', viewport);
+    await page.waitForSelector('#image-image');
+    for (const id of ['#image-image', '#image-reference-image']) {
+      // Loaded from the dataset's images/ through /api/image: a real 32 × 32 PNG.
+      await page.waitForFunction((selector) => document.querySelector(selector)?.complete, id);
+      assert.equal(await page.locator(id).evaluate((img) => img.naturalWidth), 32, id);
+    }
+    assert.deepEqual(await page.locator('.output-image figcaption').allTextContents(), ['On cpu', 'CPU reference']);
+    assert.match(await page.locator('#output-text').textContent(), /PSNR 48\.1 dB.*SSIM 0\.9990/);
+    assert.match(await page.locator('.stack-line').textContent(), /transformers 5\.18\.0 · diffusers 0\.42\.1/);
+    assert.match(await page.locator('.facts').textContent(), /Throughput14\.2 steps\/s/);
+    assert.match(await page.locator('#meaning').textContent(), /fixed inputs after compiling/);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `model page scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    await page.close();
+  }
+  // An embedding verdict shows its agreement figures as its output.
+  const page = await openPage('/model/sentence-transformers/all-MiniLM-L6-v2?task=sentence-similarity&backend=cpu');
+  assert.match(await page.locator('#output-text').textContent(), /lowest cosine similarity with the CPU reference 1\.000000/);
   await page.close();
 });
 

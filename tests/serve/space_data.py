@@ -62,7 +62,51 @@ def rows():
                                    "PASS" if idx % 3 else "TIMEOUT", runtime_s=30.0 + idx,
                                    **stack))
     out.append(verdict_row("Qwen/Qwen3-0.6B", "PASS", device="cpu", **CPU))
+    out.extend(other_task_rows())
     return out
+
+
+# Tasks beyond generation, on the cpu stack: their library on top of transformers, their
+# throughput unit, and a text-to-image verdict whose images are kept beside the dataset.
+CPU_STEM = "cpu__inductor-2.13.0__transformers-5.18.0"
+IMAGE_MODEL = "canrun-fixtures/tiny-sd"
+IMAGE_FILES = {role: f"images/{CPU_STEM}/{IMAGE_MODEL}/text-to-image.{role}.png"
+               for role in ("image", "reference_image")}
+
+
+def other_task_rows():
+    on_top = lambda library, version: dict(
+        library=library, library_version=version, new_tokens=None, match_tokens=None,
+        ttft_s=None, decode_tokens_per_s=None, packages=[],
+        stack={"python": "3.11.7", "torch": "2.13.0", "transformers": "5.18.0", library: version})
+    return [
+        verdict_row("sentence-transformers/all-MiniLM-L6-v2", "PASS", device="cpu",
+                    task="sentence-similarity", throughput=812.5, throughput_unit="sentences/s",
+                    output_text="10 sentences, 384-dimensional embeddings; lowest cosine similarity "
+                                "with the CPU reference 1.000000 (threshold 0.99999)",
+                    **on_top("sentence-transformers", "6.3.0"), **CPU),
+        verdict_row("canrun-fixtures/tiny-bert-classifier", "PASS", device="cpu",
+                    task="text-classification", throughput=2357.0, throughput_unit="sentences/s",
+                    new_tokens=None, match_tokens=None, output_text="neutral neutral positive negative",
+                    **CPU),
+        verdict_row(IMAGE_MODEL, "PASS", device="cpu", task="text-to-image", throughput=14.2,
+                    throughput_unit="steps/s", output_files=json.dumps(IMAGE_FILES),
+                    output_text="32×32 image; against the CPU reference PSNR 48.1 dB (threshold 40), "
+                                "SSIM 0.9990 (threshold 0.98); 14.20 steps/s",
+                    **on_top("diffusers", "0.42.1"), **CPU),
+    ]
+
+
+def write_images(dataset: Path):
+    """The text-to-image verdict's two images where canrun keeps them: a gradient and the same
+    gradient a shade darker (32 × 32 PNG)."""
+    from PIL import Image
+    for role, relative in IMAGE_FILES.items():
+        shade = 0 if role == "image" else 8
+        image = Image.new("RGB", (32, 32))
+        image.putdata([(8 * x, 8 * y, max(0, 200 - shade - 4 * x)) for y in range(32) for x in range(32)])
+        (dataset / relative).parent.mkdir(parents=True, exist_ok=True)
+        image.save(dataset / relative)
 
 
 # What the Hub lists of some untested models (parameter counts, model type), for predicted
@@ -150,6 +194,7 @@ def build_space(root: Path, write_rows):
     """Writes everything under root; returns the serve arguments."""
     write_rows(root / "dataset", rows())
     write_logs(root / "dataset", rows())
+    write_images(root / "dataset")
     write_rankings(root / "rankings")
     write_catalog(root / "catalog")
     write_backends(root / "backends")

@@ -28,5 +28,6 @@ def test_space_in_chromium(canrun_bin, tmp_path, write_rows):
     print(result.stdout[-8000:], result.stderr[-4000:])
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-4000:]
     for name in ("main-laptop", "model-laptop", "main-phone", "model-phone", "tested-laptop",
-                 "causes-laptop", "causes-phone", "compare-laptop", "compare-phone"):
+                 "causes-laptop", "causes-phone", "compare-laptop", "compare-phone", "image-laptop",
+                 "image-phone"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name

@@ -17,15 +17,18 @@ def raising(gm, example_inputs):
 
 def perturbing(gm, example_inputs):
     """Compiles fine, but after CANRUN_FAULT_GOOD_CALLS calls negates the logits, so greedy
-    decoding picks other tokens from then on: FAIL_MISMATCH with a known match_tokens."""
+    decoding picks other tokens from then on: FAIL_MISMATCH with a known match_tokens. Which
+    outputs: floating tensors of the dimensions CANRUN_FAULT_DIMS lists ("3": a language
+    model's logits and hidden states; "2" a classifier's logits, "4" a denoiser's sample)."""
     good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "0"))
+    dims = {int(d) for d in os.environ.get("CANRUN_FAULT_DIMS", "3").split(",")}
 
     def run(*args):
         outputs = gm(*args)
         _calls[0] += 1
         if _calls[0] <= good:
             return outputs
-        flip = lambda t: -t if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() == 3 else t
+        flip = lambda t: -t if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims else t
         return type(outputs)(flip(t) for t in outputs) if isinstance(outputs, (tuple, list)) else flip(outputs)
 
     return run

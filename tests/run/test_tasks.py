@@ -1,0 +1,156 @@
+"""The tasks beyond generation end to end on the CPU (TorchInductor), through canrun test:
+text-classification, fill-mask and token-classification (logits against the CPU reference),
+sentence-similarity on random-weight embedders of four families, and text-to-image (diffusers:
+the image against the CPU reference's). For each task a fixture family passes, a perturbing
+backend fails it with the task's own mismatch, and the rendered run.py runs alone; a crash
+and a timeout still get their verdicts; a text-to-image verdict recorded in a dataset keeps
+both images as PNG files named by the row."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import fault_profile
+
+ENCODERS = [
+    ("text-classification", "canrun-fixtures/tiny-bert-classifier", "sentence"),
+    ("text-classification", "canrun-fixtures/tiny-roberta-classifier", "sentence"),
+    ("text-classification", "canrun-fixtures/tiny-distilbert-classifier", "sentence"),
+    ("fill-mask", "canrun-fixtures/tiny-bert-mlm", "masked token"),
+    ("fill-mask", "canrun-fixtures/tiny-roberta-mlm", "masked token"),
+    ("fill-mask", "canrun-fixtures/tiny-xlmr-mlm", "masked token"),
+    ("token-classification", "canrun-fixtures/tiny-bert-ner", "token"),
+    ("token-classification", "canrun-fixtures/tiny-electra-ner", "token"),
+]
+EMBEDDERS = ["canrun-fixtures/tiny-bert-embedder", "canrun-fixtures/tiny-xlmr-embedder",
+             "canrun-fixtures/tiny-mpnet-embedder", "canrun-fixtures/tiny-qwen3-embedder"]
+PIPELINES = ["canrun-fixtures/tiny-sd", "canrun-fixtures/tiny-pixart"]
+
+
+def perturbing(tmp_path, dims):
+    """A backend that negates the compiled graphs' floating outputs of these dimensions."""
+    return fault_profile(tmp_path, "perturbing", {"CANRUN_FAULT_GOOD_CALLS": "0",
+                                                  "CANRUN_FAULT_DIMS": dims})
+
+
+@pytest.mark.parametrize("task,model,row_noun", ENCODERS, ids=[m.split("/")[1] for _, m, _ in ENCODERS])
+def test_encoder_fixture_passes_against_the_cpu_reference(canrun_test, task, model, row_noun):
+    code, row, err = canrun_test(model, "--task", task)
+    assert code == 0, err
+    assert row["result"] == "PASS", row["error"]
+    assert (row["task"], row["library"], row["verification"], row["cores"]) == \
+        (task, "transformers", "reference", 1)
+    assert row["new_tokens"] is None and row["match_tokens"] is None
+    # What the model predicted, then the comparison's figures.
+    summary = row["output_text"].splitlines()[-1]
+    assert " rows of logits; largest relative error against the CPU reference " in summary
+    assert summary.endswith("sentences/s") and "(threshold 0.0001)" in summary
+    assert row["throughput_unit"] == "sentences/s" and row["throughput"] > 0
+    assert row["generate_s"] > 0 and row["compile_s"] > 0
+
+
+@pytest.mark.parametrize("task,model,dims,row_noun", [
+    ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "sentence"),
+    ("fill-mask", "canrun-fixtures/tiny-bert-mlm", "3", "masked token"),
+    ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "token"),
+])
+def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test, tmp_path, task, model,
+                                                                    dims, row_noun):
+    code, row, err = canrun_test(model, "--task", task, "--backend", perturbing(tmp_path, dims))
+    assert code == 1, err
+    assert row["result"] == "FAIL_MISMATCH", row["error"]
+    assert row["error"].startswith(f"{row_noun} "), row["error"]
+    assert ": the logits pick class " in row["error"] and "the CPU reference's class" in row["error"]
+    assert row["error_signature"] == "FAIL_MISMATCH | logits differ from the CPU reference"
+
+
+@pytest.mark.parametrize("model", EMBEDDERS, ids=[m.split("/")[1] for m in EMBEDDERS])
+def test_embedder_families_pass_against_the_cpu_reference(canrun_test, model):
+    code, row, err = canrun_test(model, "--task", "sentence-similarity")
+    assert code == 0, err
+    assert row["result"] == "PASS", row["error"]
+    assert row["library"] == "sentence-transformers" and row["library_version"] == "6.3.0"
+    assert row["throughput_unit"] == "sentences/s" and row["generate_s"] > 0
+    assert json.loads(row["stack"])["transformers"] == "5.18.0"
+
+
+@pytest.mark.parametrize("model", PIPELINES, ids=[m.split("/")[1] for m in PIPELINES])
+def test_pipeline_passes_against_the_cpu_reference_image(canrun_test, model):
+    code, row, err = canrun_test(model, "--task", "text-to-image")
+    assert code == 0, err
+    assert row["result"] == "PASS", row["error"]
+    assert row["library"] == "diffusers" and row["verification"] == "reference"
+    assert row["output_text"].startswith("32×32 image; against the CPU reference PSNR ")
+    assert row["throughput_unit"] == "steps/s" and row["throughput"] > 0
+    assert row["compile_s"] > 0 and row["generate_s"] > 0
+    files = json.loads(row["output_files"])
+    assert set(files) == {"image", "reference_image"}
+
+
+def test_a_backend_that_corrupts_the_denoiser_fails_by_the_image(canrun_test, tmp_path):
+    code, row, err = canrun_test("canrun-fixtures/tiny-sd", "--task", "text-to-image",
+                                 "--backend", perturbing(tmp_path, "4"))
+    assert code == 1, err
+    assert row["result"] == "FAIL_MISMATCH", row["error"]
+    assert row["error_signature"] == "FAIL_MISMATCH | image differ from the CPU reference"
+    assert row["error"].startswith(("the image differs from the CPU reference's: PSNR ",
+                                    "the image is blank")), row["error"]
+
+
+@pytest.mark.parametrize("function,result", [("killing", "CRASH"), ("sleeping", "TIMEOUT")])
+def test_a_crash_and_a_timeout_of_an_encoder_get_their_verdicts(canrun_test, tmp_path, function, result):
+    code, row, err = canrun_test("canrun-fixtures/tiny-bert-classifier", "--task", "text-classification",
+                                 "--backend", fault_profile(tmp_path, function), "--timeout", "20")
+    assert row is not None, err
+    assert row["result"] == result, row["error"]
+
+
+def test_a_text_to_image_verdict_keeps_both_images_in_the_dataset(canrun_test, tmp_path):
+    import pandas as pd
+    from PIL import Image
+
+    code, row, err = canrun_test("canrun-fixtures/tiny-sd", "--task", "text-to-image",
+                                 "--out", tmp_path / "dataset")
+    assert code == 0, err
+    frame = pd.read_parquet(tmp_path / "dataset" / "data")
+    stored = frame[frame.task == "text-to-image"].iloc[0]
+    files = json.loads(stored.output_files)
+    assert files["image"].startswith("images/cpu__inductor-") and files["image"].endswith(
+        "/canrun-fixtures/tiny-sd/text-to-image.image.png")
+    images = {role: Image.open(tmp_path / "dataset" / path) for role, path in files.items()}
+    assert {image.size for image in images.values()} == {(32, 32)}
+    assert {image.mode for image in images.values()} == {"RGB"}
+    # The backend's image is the run's own, byte for byte.
+    assert (tmp_path / "dataset" / files["image"]).read_bytes() == \
+        (Path(row["run_dir"]) / "image.png").read_bytes()
+    assert stored.throughput_unit == "steps/s" and stored.library == "diffusers"
+
+
+@pytest.mark.parametrize("task,model", [("fill-mask", "canrun-fixtures/tiny-bert-mlm"),
+                                        ("text-to-image", "canrun-fixtures/tiny-sd")])
+def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path, task, model):
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1")
+    env.pop("HF_HUB_CACHE", None)
+    script = subprocess.run([str(canrun_bin), "render", model, "--task", task, "--backend", "cpu"],
+                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    (tmp_path / "run.py").write_text(script)
+    python = os.environ.get("CANRUN_PYTHON", sys.executable)
+    result = subprocess.run([python, "run.py"], cwd=tmp_path, capture_output=True, text=True,
+                            env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
+    answer = json.loads(line.removeprefix("CANRUN_RESULT "))
+    assert answer["ok"] and answer["outputs_file"] == "outputs.safetensors"
+    from safetensors.numpy import load_file
+    arrays = load_file(tmp_path / "outputs.safetensors")
+    if task == "fill-mask":  # one row per masked token, over the vocabulary
+        assert arrays["logits"].shape[0] == 4 and answer["logits_shape"] == list(arrays["logits"].shape)
+        assert answer["throughput_unit"] == "sentences/s"
+    else:
+        assert arrays["image"].shape == (32, 32, 3) and str(arrays["image"].dtype) == "uint8"
+        assert answer["image_file"] == "image.png" and (tmp_path / "image.png").exists()
+        assert answer["nan_values"] == 0 and answer["throughput_unit"] == "steps/s"
+        assert answer["versions"]["diffusers"]
