@@ -4,6 +4,7 @@
 
 
 #include "core/text.h"
+#include "hub/checkpoint_files.h"
 #include "hub/facts_reader.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
@@ -25,6 +26,13 @@ Status take_facts(Result<hub::ModelFacts> facts, Checkpoint& checkpoint) {
   return ok_status();
 }
 
+//! Whether a checkpoint folder says what it is: a model's config.json, or a diffusers
+//! pipeline's model_index.json.
+bool has_model_config(const fs::path& folder) {
+  return fs::is_regular_file(folder / "config.json") ||
+         fs::is_regular_file(folder / hub::kPipelineIndexFile);
+}
+
 //! The snapshot of `commit` when it holds config.json and every weights file the facts name.
 std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const ModelId& id,
                                           const std::string& commit,
@@ -32,7 +40,7 @@ std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const Model
   auto revision = Revision::parse(commit);
   if (!revision.ok()) return std::nullopt;
   const auto snapshot = cache.snapshot_dir(id, *revision);
-  if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) return std::nullopt;
+  if (!snapshot || !has_model_config(*snapshot)) return std::nullopt;
   for (const auto& tensor : facts.tensors) {
     if (!fs::exists(*snapshot / tensor.file)) return std::nullopt;
   }
@@ -96,9 +104,10 @@ Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query) {
 
 Status require_local_files(const Checkpoint& checkpoint) {
   if (checkpoint.source == CheckpointSource::kFolder) {
-    if (!fs::is_regular_file(*checkpoint.folder / "config.json")) {
-      return not_found(fmt::format("folder {} has no config.json",
-                                   quote_for_message(checkpoint.load_from)));
+    if (!has_model_config(*checkpoint.folder)) {
+      return not_found(fmt::format("folder {} has no config.json (nor a pipeline's {})",
+                                   quote_for_message(checkpoint.load_from),
+                                   hub::kPipelineIndexFile));
     }
     return ok_status();
   }

@@ -512,7 +512,11 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   reference_request.parallelism = "none";
   CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
                           recipe::render_recipe(reference_request, reference_profile));
-  log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
+  if (comparison_of(trial) == task::Comparison::kTokens) {
+    log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
+  } else {
+    log::info("running the CPU reference of {} ({})", model_id, trial.request.task);
+  }
   CANRUN_ASSIGN_OR_RETURN(out.run_dir,
                           run::make_run_dir(trial.cache_dir / "runs", model_id, "reference"));
   const run::ScriptPlace place{trial.cache_dir,
