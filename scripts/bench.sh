@@ -14,8 +14,12 @@ echo "== ModelId::parse vs std::regex of the same rules"
 echo "== dataset: C++ vs pyarrow"
 .venv/bin/python bench/dataset_vs_pyarrow.py "$build_dir"
 
-echo "== canrun test harness overhead and compile-cache effect"
+echo "== canrun test harness overhead per task and compile-cache effect"
 .venv/bin/python bench/harness_overhead.py "$build_dir"
+
+echo "== verification of the tasks' outputs at real models' sizes (image, logits, embeddings)"
+"$build_dir/bench_verify" --benchmark_out="$build_dir/bench/bench_verify.json" \
+  --benchmark_out_format=json
 
 echo "== planner: 10,000 models from cached facts vs reading one safetensors header"
 .venv/bin/python tests/fixtures/build_models.py .cache/fixtures --only smollm2

@@ -1,6 +1,10 @@
 #include "cli/trial_options.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
+
+#include "task/task.h"
 
 namespace canrun::cli {
 
@@ -30,7 +34,10 @@ void add_stack_options(CLI::App& command, TrialOptions& options) {
 CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
   add_model_options(*command, options);
   trial::TrialRequest& request = options.request;
-  command->add_option("--task", request.task, "Hub pipeline_tag of the recipe")
+  command
+      ->add_option("--task", request.task,
+                   fmt::format("Hub pipeline_tag of the recipe: {}",
+                               fmt::join(task::task_names(), ", ")))
       ->capture_default_str();
   command->add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
       ->capture_default_str();
@@ -57,3 +64,4 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
 }
 
 }  // namespace canrun::cli
+

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -108,10 +109,13 @@ Result<Tensor> read_tensor(const std::filesystem::path& path, const std::string&
   file.seekg(static_cast<std::streamoff>(8 + header_bytes + begin));
   if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
     return bad("short data");
-  tensor.values.reserve(count);
+  tensor.values.resize(count);
+  if (dtype == "U8") {  // an image: the common large case, converted without a dispatch each
+    std::copy(bytes.begin(), bytes.end(), tensor.values.begin());
+    return tensor;
+  }
   for (std::uint64_t i = 0; i < count; ++i) {
-    CANRUN_ASSIGN_OR_RETURN(double value, element(dtype, bytes.data() + i * width));
-    tensor.values.push_back(value);
+    CANRUN_ASSIGN_OR_RETURN(tensor.values[i], element(dtype, bytes.data() + i * width));
   }
   return tensor;
 }

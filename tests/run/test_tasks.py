@@ -155,3 +155,24 @@ def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path, task, mod
         assert answer["image_file"] == "image.png" and (tmp_path / "image.png").exists()
         assert answer["nan_values"] == 0 and answer["throughput_unit"] == "steps/s"
         assert answer["versions"]["diffusers"]
+
+
+def test_a_campaign_excludes_pipelines_of_custom_code_or_pickled_weights(canrun_bin, hf_home, tmp_path):
+    import pandas as pd
+
+    (tmp_path / "models.txt").write_text("canrun-fixtures/tiny-sd-custom-unet text-to-image\n"
+                                         "canrun-fixtures/tiny-sd-pickle text-to-image\n")
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", NO_COLOR="1")
+    env.pop("HF_HUB_CACHE", None)
+    result = subprocess.run([str(canrun_bin), "campaign", "--tasks", "text-to-image", "--models",
+                             tmp_path / "models.txt", "--out", tmp_path / "dataset", "--cache",
+                             tmp_path / "cache"], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    rows = pd.read_parquet(tmp_path / "dataset" / "data").set_index("model_id")
+    custom = rows.loc["canrun-fixtures/tiny-sd-custom-unet"]
+    assert (custom.result, custom.exclusion_reason, custom.library) == ("EXCLUDED", "remote_code", "diffusers")
+    assert custom.error.startswith("model_index.json names unet: my_unet.MyUNet2DConditionModel (a "
+                                   "component): code from the repo;")
+    pickled = rows.loc["canrun-fixtures/tiny-sd-pickle"]
+    assert (pickled.result, pickled.exclusion_reason) == ("EXCLUDED", "no_safetensors")
+    assert "the pipeline's unet (UNet2DConditionModel) has no safetensors weights in unet/" in pickled.error
