@@ -28,8 +28,8 @@ Tensor noisy(std::vector<std::int64_t> shape, double scale, unsigned seed, bool 
   std::normal_distribution<double> normal(0, scale);
   t.values.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const double value = bytes ? std::clamp(std::round(128 + normal(random)), 0.0, 255.0)
-                               : normal(random);
+    const double value =
+        bytes ? std::clamp(std::round(128 + normal(random)), 0.0, 255.0) : normal(random);
     t.values[i] = value;
   }
   return t;
@@ -38,7 +38,8 @@ Tensor noisy(std::vector<std::int64_t> shape, double scale, unsigned seed, bool 
 void BM_CompareSdxlImage(benchmark::State& state) {
   const Tensor a = noisy({1024, 1024, 3}, 40, 1, true);
   Tensor b = a;
-  for (std::size_t i = 0; i < b.values.size(); i += 7) b.values[i] = std::min(255.0, b.values[i] + 1);
+  for (std::size_t i = 0; i < b.values.size(); i += 7)
+    b.values[i] = std::min(255.0, b.values[i] + 1);
   for (auto _ : state) benchmark::DoNotOptimize(canrun::verify::compare_images(a, b));
 }
 BENCHMARK(BM_CompareSdxlImage)->Unit(benchmark::kMillisecond);
@@ -46,7 +47,8 @@ BENCHMARK(BM_CompareSdxlImage)->Unit(benchmark::kMillisecond);
 void BM_ReadSdxlImageFile(benchmark::State& state) {
   const auto path = std::filesystem::temp_directory_path() / "canrun-bench-image.safetensors";
   const std::string header =
-      nlohmann::json{{"image", {{"dtype", "U8"}, {"shape", {1024, 1024, 3}}, {"data_offsets", {0, 3 << 20}}}}}
+      nlohmann::json{
+          {"image", {{"dtype", "U8"}, {"shape", {1024, 1024, 3}}, {"data_offsets", {0, 3 << 20}}}}}
           .dump();
   {
     std::ofstream file(path, std::ios::binary);

@@ -654,9 +654,9 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
         row.flaky = before->second.result != row.result;
       }
       std::lock_guard guard(mutex);
-      if (auto status = record(one.index, std::move(row), log,
-                               one.staged->device.outcome.compile_cache,
-                               one.staged->device.outcome.images);
+      if (auto status =
+              record(one.index, std::move(row), log, one.staged->device.outcome.compile_cache,
+                     one.staged->device.outcome.images);
           !status.ok()) {
         failure = status;
         break;

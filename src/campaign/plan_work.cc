@@ -107,9 +107,9 @@ std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
                                  auto_class, reference)};
   }
   if (!facts.foreign_components.empty()) {
-    return std::pair{std::string(facts.foreign_components_in_repo ? "remote_code" : "incompatible"),
-                     hub::foreign_components_why(facts.foreign_components,
-                                                 facts.foreign_components_in_repo)};
+    return std::pair{
+        std::string(facts.foreign_components_in_repo ? "remote_code" : "incompatible"),
+        hub::foreign_components_why(facts.foreign_components, facts.foreign_components_in_repo)};
   }
   if (!task::find_task(task)) {
     return std::pair{std::string("unsupported_task"),

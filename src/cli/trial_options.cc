@@ -35,15 +35,15 @@ CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
   add_model_options(*command, options);
   trial::TrialRequest& request = options.request;
   command
-      ->add_option("--task", request.task,
-                   fmt::format("Hub pipeline_tag of the recipe: {}",
-                               fmt::join(task::task_names(), ", ")))
+      ->add_option(
+          "--task", request.task,
+          fmt::format("Hub pipeline_tag of the recipe: {}", fmt::join(task::task_names(), ", ")))
       ->capture_default_str();
   command->add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
       ->capture_default_str();
   command->add_option("--prompt", request.prompt, "Prompt (default: the task's)");
   command->add_option("--cores", options.cores,
-                     "Ranks to run, instead of planning (with --parallelism; see canrun plan)");
+                      "Ranks to run, instead of planning (with --parallelism; see canrun plan)");
   command->add_option("--parallelism", options.parallelism,
                       "With --cores: how the ranks share the model: none, tp or ep");
   return command;
@@ -64,4 +64,3 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
 }
 
 }  // namespace canrun::cli
-

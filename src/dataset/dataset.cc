@@ -118,7 +118,8 @@ Status DatasetDir::record_images(const VerdictRow& row,
     std::error_code error;
     if (!named.is_object() || !named.contains(role) || source == images.end()) {
       fs::remove(path, error);  // an earlier verdict's image
-      if (error) return io_error(fmt::format("cannot remove {}: {}", path.string(), error.message()));
+      if (error)
+        return io_error(fmt::format("cannot remove {}: {}", path.string(), error.message()));
       continue;
     }
     fs::create_directories(path.parent_path(), error);

@@ -11,9 +11,9 @@
 #include <parquet/arrow/writer.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <algorithm>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -266,18 +266,17 @@ TEST_F(SchemaVersionTest, UpsertUpgradesTheOlderFilesOfTheFolder) {
 
 TEST_F(SchemaVersionTest, UpsertRefusesAFileOfANewerVersionAndLeavesIt) {
   const fs::path path =
-      put(key().file_name(), rewritten(*encode_parquet(std::vector<VerdictRow>{full_row()}),
-                                       [](TablePtr table) {
-                                         return with_version(
-                                             table, std::to_string(kCurrentSchemaVersion + 1));
-                                       }));
+      put(key().file_name(),
+          rewritten(*encode_parquet(std::vector<VerdictRow>{full_row()}), [](TablePtr table) {
+            return with_version(table, std::to_string(kCurrentSchemaVersion + 1));
+          }));
   const std::string before = *read_file(path);
   Status status = data().upsert({full_row("org/b")});
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.error().message(),
               HasSubstr(fmt::format("written by a newer canrun: schema version {}, this canrun "
-                                        "reads up to {}",
-                                        kCurrentSchemaVersion + 1, kCurrentSchemaVersion)));
+                                    "reads up to {}",
+                                    kCurrentSchemaVersion + 1, kCurrentSchemaVersion)));
   EXPECT_THAT(status.error().message(), HasSubstr("not overwriting it"));
   EXPECT_EQ(*read_file(path), before);
 }

@@ -116,15 +116,15 @@ Status check_row(const VerdictRow& row) {
   };
   const auto neuronx_cc = neuronx_cc_of(row);
   if (row.neuronx_cc != neuronx_cc) {
-    return column_error(row, "neuronx_cc", fmt::format("is {}; with compiler {} it must be {}",
-                                                       text(row.neuronx_cc), row.compiler,
-                                                       text(neuronx_cc)));
+    return column_error(row, "neuronx_cc",
+                        fmt::format("is {}; with compiler {} it must be {}", text(row.neuronx_cc),
+                                    row.compiler, text(neuronx_cc)));
   }
   const auto neuron_cores = neuron_cores_of(row);
   if (row.neuron_cores != neuron_cores) {
-    return column_error(row, "neuron_cores", fmt::format("is {}; with backend {} it must be {}",
-                                                         text(row.neuron_cores), row.backend,
-                                                         text(neuron_cores)));
+    return column_error(row, "neuron_cores",
+                        fmt::format("is {}; with backend {} it must be {}", text(row.neuron_cores),
+                                    row.backend, text(neuron_cores)));
   }
   return ok_status();
 }

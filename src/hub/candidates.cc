@@ -71,10 +71,9 @@ std::optional<CandidateExclusion> automatic_exclusion(
     }
   }
   if (!model.foreign_components.empty()) {
-    return CandidateExclusion{model.foreign_components_in_repo ? "remote_code" : "incompatible",
-                              foreign_components_why(model.foreign_components,
-                                                     model.foreign_components_in_repo),
-                              false};
+    return CandidateExclusion{
+        model.foreign_components_in_repo ? "remote_code" : "incompatible",
+        foreign_components_why(model.foreign_components, model.foreign_components_in_repo), false};
   }
   if (model.architectures.empty() && model.custom_code_tag) {
     return CandidateExclusion{"remote_code",

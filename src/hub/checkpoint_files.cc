@@ -199,8 +199,9 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_pipeline_hea
     for (auto& header : component_headers) headers.push_back(std::move(header));
   }
   if (headers.empty()) {
-    return not_found("no_safetensors: the pipeline's model_index.json names no component with "
-                     "weights")
+    return not_found(
+               "no_safetensors: the pipeline's model_index.json names no component with "
+               "weights")
         .with_reason(reason::kNoSafetensors);
   }
   return headers;
@@ -243,6 +244,5 @@ Result<std::vector<std::pair<std::string, SafetensorsHeader>>> read_checkpoint_h
   return read_model_headers(files, repo_files, std::string(kSingleFile), std::string(kIndexFile),
                             "the repo");
 }
-
 
 }  // namespace canrun::hub

@@ -1,8 +1,8 @@
 #include "hub/model_facts.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/json_fields.h"
 #include "core/model_id.h"
@@ -29,7 +29,8 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
     }
   }
   if (const auto it = config.find("quantization_config"); it != config.end() && !it->is_null()) {
-    if (!it->is_object()) return json_field_type_error(where, "quantization_config", *it, "an object");
+    if (!it->is_object())
+      return json_field_type_error(where, "quantization_config", *it, "an object");
     const auto method = it->find("quant_method");
     facts.quantization = method != it->end() && method->is_string() && !method->empty()
                              ? method->get<std::string>()

@@ -42,9 +42,9 @@ struct ModelFacts {
   std::vector<std::string> files;           //!< every file of the repo ("siblings")
 
   // config.json (the text model's config for multimodal models, under "text_config").
-  std::vector<std::string> architectures;           //!< e.g. {"LlamaForCausalLM"}
-  std::optional<std::string> model_type;            //!< e.g. "llama"
-  std::map<std::string, std::string> auto_map;      //!< auto class → remote code reference
+  std::vector<std::string> architectures;       //!< e.g. {"LlamaForCausalLM"}
+  std::optional<std::string> model_type;        //!< e.g. "llama"
+  std::map<std::string, std::string> auto_map;  //!< auto class → remote code reference
   //! quantization_config.quant_method ("fp8", "gptq", "awq", "bitsandbytes", ...): the weights
   //! are quantized; absent for a plain checkpoint.
   std::optional<std::string> quantization;

@@ -100,7 +100,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   report.throughput = number(json, "throughput");
   report.throughput_unit = json.value("throughput_unit", "");
   report.time_to_first_image_s = number(json, "time_to_first_image_s");
-  if (const auto found = json.find("nan_values"); found != json.end() && found->is_number_integer()) {
+  if (const auto found = json.find("nan_values");
+      found != json.end() && found->is_number_integer()) {
     report.nan_values = found->get<std::int64_t>();
   }
   for (auto [key, field] : {std::pair{"outputs_file", &RunReport::outputs_file},
@@ -110,7 +111,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     // A file of run.py's own folder: a plain name, never a path out of it.
     const std::string name = found->is_string() ? found->get<std::string>() : "";
     if (name.empty() || name.find('/') != std::string::npos || name.starts_with('.')) {
-      return corrupt(fmt::format("the result line's {} is not a file name of the run's folder", key));
+      return corrupt(
+          fmt::format("the result line's {} is not a file name of the run's folder", key));
     }
     report.*field = name;
   }

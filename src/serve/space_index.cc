@@ -577,13 +577,13 @@ std::map<std::string, fs::path> kept_images(const fs::path& root, const VerdictR
 
 }  // namespace
 
-Result<std::string> SpaceIndex::image_bytes(const ModelId& id,
-                                            const std::map<std::string, std::string>& params) const {
+Result<std::string> SpaceIndex::image_bytes(
+    const ModelId& id, const std::map<std::string, std::string>& params) const {
   const auto param = [&](const char* name) { return param_of(params, name); };
   CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
   const VerdictRow* row = stack ? stack->find(id.str(), param("task")) : nullptr;
-  const auto images = row ? kept_images(inputs_.dataset_root, *row)
-                          : std::map<std::string, fs::path>();
+  const auto images =
+      row ? kept_images(inputs_.dataset_root, *row) : std::map<std::string, fs::path>();
   const auto found = images.find(param("role"));
   if (found == images.end()) {
     return not_found(fmt::format("no {} kept for {} ({}) on this stack",

@@ -26,10 +26,9 @@ std::string Stack::versions_json() const { return nlohmann::json(versions).dump(
 
 Result<std::map<std::string, std::string>> probe_versions(const StackPython& python,
                                                           const std::vector<std::string>& names) {
-  CANRUN_ASSIGN_OR_RETURN(
-      nlohmann::json answer,
-      python.ask("the version probe", kVersionsScript, {nlohmann::json(names).dump()},
-                 std::chrono::seconds(60)));
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json answer,
+                          python.ask("the version probe", kVersionsScript,
+                                     {nlohmann::json(names).dump()}, std::chrono::seconds(60)));
   if (!answer.is_object()) return corrupt("the version probe printed no JSON object");
   std::map<std::string, std::string> versions;
   for (const auto& [name, version] : answer.items()) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "core/text.h"
 #include "hub/checkpoint_files.h"
 #include "hub/facts_reader.h"
@@ -35,8 +34,7 @@ bool has_model_config(const fs::path& folder) {
 
 //! The snapshot of `commit` when it holds config.json and every weights file the facts name.
 std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const ModelId& id,
-                                          const std::string& commit,
-                                          const hub::ModelFacts& facts) {
+                                          const std::string& commit, const hub::ModelFacts& facts) {
   auto revision = Revision::parse(commit);
   if (!revision.ok()) return std::nullopt;
   const auto snapshot = cache.snapshot_dir(id, *revision);

@@ -65,8 +65,8 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
   row.library = spec ? std::string(spec->library) : std::string(dataset::kBaseLibrary);
   const auto version = stack.versions.find(row.library);
   row.library_version = row.library == dataset::kBaseLibrary ? stack.library_version
-                        : version != stack.versions.end() ? version->second
-                                                          : std::string();
+                        : version != stack.versions.end()    ? version->second
+                                                             : std::string();
   if (!trial.plan.exclusion) {
     row.cores = trial.plan.cores;
     row.parallelism = trial.plan.parallelism;
@@ -212,21 +212,22 @@ Status compare_logits_with_reference(const task::TaskSpec& spec, const fs::path&
       report.throughput ? fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit)
                         : std::string());
   if (!compared.shape_error.empty()) {
-    fail_comparison(row, fmt::format("the logits do not match the CPU reference's: {}",
-                                     compared.shape_error), "logits");
+    fail_comparison(
+        row, fmt::format("the logits do not match the CPU reference's: {}", compared.shape_error),
+        "logits");
   } else if (compared.argmax_differs) {
-    fail_comparison(row,
-                    fmt::format("{} {}: the logits pick class {}, the CPU reference's class {}",
-                                row_noun, *compared.argmax_differs + 1, compared.argmax,
-                                compared.reference_argmax),
-                    "logits");
+    fail_comparison(
+        row,
+        fmt::format("{} {}: the logits pick class {}, the CPU reference's class {}", row_noun,
+                    *compared.argmax_differs + 1, compared.argmax, compared.reference_argmax),
+        "logits");
   } else if (!(compared.max_relative_error <= threshold)) {
-    fail_comparison(row,
-                    fmt::format("{} {}: the logits are {:.3g} away from the CPU reference's "
-                                "(relative error), above the {} threshold {:g}",
-                                row_noun, compared.worst + 1, compared.max_relative_error, dtype,
-                                threshold),
-                    "logits");
+    fail_comparison(
+        row,
+        fmt::format("{} {}: the logits are {:.3g} away from the CPU reference's "
+                    "(relative error), above the {} threshold {:g}",
+                    row_noun, compared.worst + 1, compared.max_relative_error, dtype, threshold),
+        "logits");
   } else {
     row.result = VerdictResult::kPass;
   }
@@ -253,13 +254,16 @@ Status compare_image_with_reference(const fs::path& run_dir, const run::RunRepor
       report.throughput ? fmt::format("; {:.2f} {}", *report.throughput, report.throughput_unit)
                         : std::string());
   if (!compared.shape_error.empty()) {
-    fail_comparison(row, fmt::format("the image does not match the CPU reference's: {}",
-                                     compared.shape_error), "image");
+    fail_comparison(
+        row, fmt::format("the image does not match the CPU reference's: {}", compared.shape_error),
+        "image");
   } else if (report.nan_values.value_or(0) > 0) {
     fail_comparison(row, fmt::format("the image holds {} NaN values", *report.nan_values), "image");
   } else if (compared.pixel_std < verify::kBlankPixelStd) {
-    fail_comparison(row, fmt::format("the image is blank (pixel standard deviation {:.2f})",
-                                     compared.pixel_std), "image");
+    fail_comparison(
+        row,
+        fmt::format("the image is blank (pixel standard deviation {:.2f})", compared.pixel_std),
+        "image");
   } else if (!(compared.psnr_db >= thresholds.min_psnr_db) ||
              !(compared.ssim >= thresholds.min_ssim)) {
     fail_comparison(row,
@@ -485,14 +489,13 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   // Once per key: whoever computes a key holds its lock; a second asker waits, then finds it.
   const std::string& model_id = trial.checkpoint.model_id;
   const verify::ReferenceStore references(trial.cache_dir / "references");
-  const verify::ReferenceKey key{
-      model_id,
-      trial.checkpoint.revision,
-      trial.request.task,
-      trial.recipe.prompt,
-      trial.request.new_tokens,
-      trial.profile.dtype,
-      reference_library_version(trial)};
+  const verify::ReferenceKey key{model_id,
+                                 trial.checkpoint.revision,
+                                 trial.request.task,
+                                 trial.recipe.prompt,
+                                 trial.request.new_tokens,
+                                 trial.profile.dtype,
+                                 reference_library_version(trial)};
   TrialReference out;
   out.python_path = python_path;
   out.reference = references.find(key);
@@ -533,8 +536,12 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
     out.failure = std::move(failure);
     return out;
   }
-  out.reference = verify::Reference{ref_run.report->tokens, ref_run.report->text,
-                                    ref_run.report->embeddings, ref_run.report->queries, {}, {}};
+  out.reference = verify::Reference{ref_run.report->tokens,
+                                    ref_run.report->text,
+                                    ref_run.report->embeddings,
+                                    ref_run.report->queries,
+                                    {},
+                                    {}};
   for (auto [name, field, what] :
        {std::tuple{&run::RunReport::outputs_file, &verify::Reference::outputs_file, "outputs"},
         std::tuple{&run::RunReport::image_file, &verify::Reference::image_file, "image"}}) {
@@ -679,8 +686,9 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
         break;
       case task::Comparison::kLogits:
-        CANRUN_RETURN_IF_ERROR(compare_logits_with_reference(
-            *task::find_task(trial.request.task), outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
+        CANRUN_RETURN_IF_ERROR(
+            compare_logits_with_reference(*task::find_task(trial.request.task), outcome.run_dir,
+                                          report, *found->reference, trial.profile.dtype, row));
         break;
       case task::Comparison::kImage:
         CANRUN_RETURN_IF_ERROR(compare_image_with_reference(

@@ -33,10 +33,15 @@ double standard_deviation(const std::vector<double>& values) {
 }  // namespace
 
 ImageThresholds image_thresholds(std::string_view dtype) {
-  // Calibrated on the diffusers fixtures (tests/fixtures/diffusers_models.py) on the CPU,
-  // TorchInductor against the eager reference; the figures are in the note of issue 18.
-  if (dtype == "float32") return {40.0, 0.98};
-  return {25.0, 0.80};  // bfloat16, float16
+  // Measured on the diffusers fixtures (tests/fixtures/diffusers_models.py: a Stable Diffusion
+  // UNet pipeline at 32 px, a PixArt-Sigma transformer pipeline at 256 px, 2 steps) on the CPU,
+  // TorchInductor against the eager reference (bench/calibrate_thresholds.py): float32 at worst
+  // PSNR 83 dB and SSIM 1.0000, bfloat16 44.6 dB and 0.9996. An accelerator rounds otherwise
+  // (cuDNN convolutions run float32 as TF32 by default; its bfloat16 kernels fuse differently),
+  // so the floors leave room: float32 35 dB and 0.98, bfloat16 and float16 25 dB and 0.90. An
+  // image from other noise or a broken denoiser is near 10 dB.
+  if (dtype == "float32") return {35.0, 0.98};
+  return {25.0, 0.90};
 }
 
 double psnr_db(const Tensor& a, const Tensor& b) {
@@ -73,8 +78,7 @@ double ssim(const Tensor& a, const Tensor& b) {
       const double mx = sx / n, my = sy / n;
       const double vx = (sxx - n * mx * mx) / (n - 1), vy = (syy - n * my * my) / (n - 1);
       const double cxy = (sxy - n * mx * my) / (n - 1);
-      total += ((2 * mx * my + c1) * (2 * cxy + c2)) /
-               ((mx * mx + my * my + c1) * (vx + vy + c2));
+      total += ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2));
       ++windows;
     }
   }

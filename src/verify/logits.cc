@@ -8,10 +8,21 @@
 namespace canrun::verify {
 
 double logits_relative_error_threshold(std::string_view dtype) {
-  // Calibrated on the encoder fixtures (tests/fixtures/encoder_models.py) on the CPU,
-  // TorchInductor against the eager reference; the figures are in the note of issue 18.
+  // Measured on the encoder fixtures (tests/fixtures/encoder_models.py: BERT, RoBERTa,
+  // DistilBERT classifiers; BERT, RoBERTa, XLM-R masked LMs; BERT, ELECTRA taggers) on the CPU,
+  // TorchInductor against the eager reference (bench/calibrate_thresholds.py): float32 at most
+  // 2.8e-6, bfloat16 at most 0.119 (random-weight classifiers' three small logits; the masked
+  // LMs and taggers 0.02-0.06). float32: 1e-4, room for an accelerator's own summation orders;
+  // bfloat16 and float16: 0.25, twice the worst seen.
   if (dtype == "float32") return 1e-4;
-  return 3e-2;  // bfloat16, float16
+  return 0.25;
+}
+
+double logits_tie_tolerance(std::string_view dtype) {
+  // float32 rounding moves a logit by ~1e-7 of the row; bfloat16 keeps 8 bits (0.4 %), and a
+  // few layers of it move the close classes by a few percent.
+  if (dtype == "float32") return 1e-4;
+  return 0.05;
 }
 
 LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
@@ -27,7 +38,7 @@ LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
     out.shape_error = "no logits";
     return out;
   }
-  const double threshold = logits_relative_error_threshold(dtype);
+  const double tie = logits_tie_tolerance(dtype);
   out.rows = reference.values.size() / width;
   for (std::size_t row = 0; row < out.rows; ++row) {
     const double* g = got.values.data() + row * width;
@@ -49,7 +60,7 @@ LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
       out.max_relative_error = error;
       out.worst = row;
     }
-    const bool tied = r[reference_best] - r[best] <= threshold * largest;
+    const bool tied = r[reference_best] - r[best] <= tie * largest;
     if (best != reference_best && !tied && !out.argmax_differs) {
       out.argmax_differs = row;
       out.argmax = static_cast<std::int64_t>(best);

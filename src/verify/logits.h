@@ -16,10 +16,13 @@
 namespace canrun::verify {
 
 //! The largest relative error ‖got − reference‖ / ‖reference‖ of a row a PASS allows, per dtype
-//! of the weights (see logits.cc for what it was calibrated on). A row's argmax may differ
-//! from the reference's only where the reference's logits of the two classes are closer than
-//! this share of the row's largest magnitude: a near-tie that rounding decides.
+//! of the weights (see logits.cc for what it was calibrated on).
 double logits_relative_error_threshold(std::string_view dtype);
+
+//! A row's argmax may differ from the reference's only where the reference's logits of the two
+//! classes are closer than this share of the row's largest magnitude: a near-tie that rounding
+//! decides.
+double logits_tie_tolerance(std::string_view dtype);
 
 struct LogitsComparison {
   std::size_t rows = 0;
@@ -28,10 +31,9 @@ struct LogitsComparison {
   //! The first row whose argmax is not the reference's (beyond a near-tie); none: all agree.
   std::optional<std::size_t> argmax_differs;
   std::int64_t argmax = 0, reference_argmax = 0;  //!< in that row
-  std::string shape_error;  //!< set when the two cannot be compared at all
+  std::string shape_error;                        //!< set when the two cannot be compared at all
 };
 
-LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
-                                std::string_view dtype);
+LogitsComparison compare_logits(const Tensor& got, const Tensor& reference, std::string_view dtype);
 
 }  // namespace canrun::verify

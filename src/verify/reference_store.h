@@ -1,8 +1,8 @@
 // The CPU reference store: the output of one eager CPU run (tokens, embeddings, or the files
 // of logits or an image run.py wrote, copied beside the JSON), kept once
-// per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later test of that model.
-// One JSON file per key under DIR, written atomically; a file is only used when the key it
-// holds equals the one asked for.
+// per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later
+// test of that model. One JSON file per key under DIR, written atomically; a file is only used when
+// the key it holds equals the one asked for.
 //
 // Thread and process safety: concurrent readers and writers are fine (atomic replace); two
 // writers of one key both write the same content.

@@ -48,8 +48,8 @@ TEST(ReferenceStoreTest, KeepsCopiesOfTheRunsFiles) {
   std::ofstream(dir / "run" / "outputs.safetensors") << "tensors";
   std::ofstream(dir / "run" / "image.png") << "png";
   const ReferenceStore store(dir / "refs");
-  const ReferenceKey key{"org/pipe", "", "text-to-image", "An apple", 32, "float32",
-                         "5.18.0 diffusers 0.42.1"};
+  const ReferenceKey key{"org/pipe", "",        "text-to-image",          "An apple",
+                         32,         "float32", "5.18.0 diffusers 0.42.1"};
   Reference reference;
   reference.outputs_file = dir / "run" / "outputs.safetensors";
   reference.image_file = dir / "run" / "image.png";

@@ -31,7 +31,8 @@ double half_to_double(std::uint16_t half) {
 
 Result<double> element(const std::string& dtype, const unsigned char* bytes) {
   if (dtype == "F32") {
-    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(little_endian(bytes, 4))));
+    return static_cast<double>(
+        std::bit_cast<float>(static_cast<std::uint32_t>(little_endian(bytes, 4))));
   }
   if (dtype == "F64") return std::bit_cast<double>(little_endian(bytes, 8));
   if (dtype == "BF16") {
@@ -40,7 +41,8 @@ Result<double> element(const std::string& dtype, const unsigned char* bytes) {
   }
   if (dtype == "F16") return half_to_double(static_cast<std::uint16_t>(little_endian(bytes, 2)));
   if (dtype == "U8") return static_cast<double>(bytes[0]);
-  if (dtype == "I64") return static_cast<double>(static_cast<std::int64_t>(little_endian(bytes, 8)));
+  if (dtype == "I64")
+    return static_cast<double>(static_cast<std::int64_t>(little_endian(bytes, 8)));
   return corrupt(fmt::format("dtype {} is not read", dtype));
 }
 
@@ -85,7 +87,8 @@ Result<Tensor> read_tensor(const std::filesystem::path& path, const std::string&
   }
   const std::string dtype = (*found)["dtype"].get<std::string>();
   const int width = element_bytes(dtype);
-  if (width == 0) return bad(fmt::format("tensor {} has dtype {}, which canrun does not read", name, dtype));
+  if (width == 0)
+    return bad(fmt::format("tensor {} has dtype {}, which canrun does not read", name, dtype));
   Tensor tensor;
   std::uint64_t count = 1;
   for (const auto& dimension : (*found)["shape"]) {
