@@ -16,16 +16,12 @@ def generate(torch, model, inputs, tokenizer, timings):
     settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
                     cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0)
     if COMPILE_BACKEND:
-        stage = "compile"
-        model.forward = torch.compile(model.forward, backend=compile_backend(), **COMPILE_OPTIONS)
-        first = time.perf_counter()
-        try:
+        compile_forward(torch, model)
+
+        def first_call():
             with torch.inference_mode():
-                model.generate(**inputs, **settings)  # the first call compiles
-        except Exception as error:
-            stage = blamed_stage(error)
-            raise
-        timings["compile_s"] = time.perf_counter() - first
+                model.generate(**inputs, **settings)
+        timings["compile_s"] = compiling_call(first_call)
 
     stage = "generate"
     clock = FirstTokenClock()
@@ -47,6 +43,25 @@ def generate(torch, model, inputs, tokenizer, timings):
         with open(reference) as file:
             result.update(teacher_forced_agreement(torch, model, inputs, settings, json.load(file)["tokens"]))
     return result
+
+
+def compile_forward(torch, module):
+    """Replaces module.forward with its torch.compile(backend=COMPILE_BACKEND)."""
+    module.forward = torch.compile(module.forward, backend=compile_backend(), **COMPILE_OPTIONS)
+
+
+def compiling_call(call):
+    """Runs the first call of a compiled model, which compiles, in stage "compile" (a failure is
+    the compiler's when Dynamo or the backend raised it, see blamed_stage); returns its seconds."""
+    global stage
+    stage = "compile"
+    first = time.perf_counter()
+    try:
+        call()
+    except Exception as error:
+        stage = blamed_stage(error)
+        raise
+    return time.perf_counter() - first
 
 
 def teacher_forced_agreement(torch, model, inputs, settings, reference):

@@ -48,16 +48,12 @@ def infer(torch, model, tokenizer, inputs, timings):
     measured), writes the logits TASK compares and returns the result."""
     global stage
     if COMPILE_BACKEND:
-        stage = "compile"
-        model.forward = torch.compile(model.forward, backend=compile_backend(), **COMPILE_OPTIONS)
-        first = time.perf_counter()
-        try:
+        compile_forward(torch, model)
+
+        def first_call():
             with torch.inference_mode():
-                model(**inputs)  # the first call compiles
-        except Exception as error:
-            stage = blamed_stage(error)
-            raise
-        timings["compile_s"] = time.perf_counter() - first
+                model(**inputs)
+        timings["compile_s"] = compiling_call(first_call)
     stage = "generate"
     start = time.perf_counter()
     with torch.inference_mode():

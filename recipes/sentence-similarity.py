@@ -56,17 +56,8 @@ def encode(torch, model, timings):
         return batched, alone
 
     if COMPILE_BACKEND:
-        stage = "compile"
-        transformer = model[0].auto_model
-        transformer.forward = torch.compile(transformer.forward, backend=compile_backend(),
-                                            **COMPILE_OPTIONS)
-        first = time.perf_counter()
-        try:
-            both()  # the first pass compiles
-        except Exception as error:
-            stage = blamed_stage(error)
-            raise
-        timings["compile_s"] = time.perf_counter() - first
+        compile_forward(torch, model[0].auto_model)  # the transformer
+        timings["compile_s"] = compiling_call(both)
     stage = "encode"
     start = time.perf_counter()
     batched, alone = both()
