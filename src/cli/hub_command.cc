@@ -213,8 +213,13 @@ int run_select(const HubOptions& options) {
   const auto launcher = process::make_posix_launcher();
   const stack::StackPython python(options.python, default_cache_dir() / "stack", *launcher);
   stack::TransformersArchitectures probe(python);
-  const auto lookup = [&](const ModelId& id) {
-    return hub::fetch_model_info(*client, id, Revision::main_branch());
+  const auto lookup = [&](const ModelId& id) -> Result<hub::ModelFacts> {
+    CANRUN_ASSIGN_OR_RETURN(hub::ModelFacts facts,
+                            hub::fetch_model_info(*client, id, Revision::main_branch()));
+    // A pipeline's components are named in its model_index.json, one small file.
+    hub::HubCheckpointFiles files(*client, id, facts.sha.empty() ? "main" : facts.sha);
+    CANRUN_RETURN_IF_ERROR(hub::apply_pipeline_index(files, facts));
+    return facts;
   };
   auto candidates = hub::select_candidates(inputs, lookup, probe);
   if (!candidates.ok()) return report(candidates.error());

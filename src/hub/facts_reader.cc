@@ -26,7 +26,21 @@ Status apply_config_file(const fs::path& path, ModelFacts& facts) {
   return apply_config(config, facts);
 }
 
-//! A pipeline's components that canrun's stack does not load (ModelFacts::foreign_components).
+Result<ModelFacts> facts_from_folder(const fs::path& folder, ModelFacts facts, std::string source) {
+  LocalCheckpointFiles files(folder, source);
+  facts.files = files.list();
+  if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
+    CANRUN_RETURN_IF_ERROR(apply_config_file(folder / "config.json", facts));
+  }
+  CANRUN_RETURN_IF_ERROR(apply_pipeline_index(files, facts));
+  CANRUN_ASSIGN_OR_RETURN(auto headers, read_checkpoint_headers(files, facts.files));
+  apply_checkpoint(headers, facts);
+  facts.weights_source = std::move(source);
+  return facts;
+}
+
+}  // namespace
+
 Status apply_pipeline_index(CheckpointFiles& files, ModelFacts& facts) {
   if (std::find(facts.files.begin(), facts.files.end(), kPipelineIndexFile) == facts.files.end())
     return ok_status();
@@ -45,21 +59,6 @@ Status apply_pipeline_index(CheckpointFiles& files, ModelFacts& facts) {
   }
   return ok_status();
 }
-
-Result<ModelFacts> facts_from_folder(const fs::path& folder, ModelFacts facts, std::string source) {
-  LocalCheckpointFiles files(folder, source);
-  facts.files = files.list();
-  if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
-    CANRUN_RETURN_IF_ERROR(apply_config_file(folder / "config.json", facts));
-  }
-  CANRUN_RETURN_IF_ERROR(apply_pipeline_index(files, facts));
-  CANRUN_ASSIGN_OR_RETURN(auto headers, read_checkpoint_headers(files, facts.files));
-  apply_checkpoint(headers, facts);
-  facts.weights_source = std::move(source);
-  return facts;
-}
-
-}  // namespace
 
 Result<ModelFacts> fetch_model_info(HubClient& client, const ModelId& id,
                                     const Revision& revision) {

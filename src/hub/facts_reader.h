@@ -9,6 +9,7 @@
 
 #include "core/model_id.h"
 #include "core/result.h"
+#include "hub/checkpoint_files.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
 #include "hub/model_facts.h"
@@ -28,6 +29,10 @@ Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, co
 //! present there); the file list is what the snapshot holds.
 Result<ModelFacts> cached_model_facts(const HfCache& cache, const ModelId& id,
                                       const Revision& revision);
+
+//! A diffusers pipeline's facts (ModelFacts::foreign_components) from its model_index.json,
+//! read through `files` when facts.files lists it; nothing to do for other repos.
+Status apply_pipeline_index(CheckpointFiles& files, ModelFacts& facts);
 
 //! Facts from a local checkpoint folder (config.json optional); `id` names it when known.
 Result<ModelFacts> local_model_facts(const std::filesystem::path& folder,

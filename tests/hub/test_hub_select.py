@@ -72,11 +72,27 @@ def select(canrun, standin, tmp_path, catalog, cache_home):
         SAFETENSORS)
     selected, exclusions = catalog
 
-    def run(*args, offline=False):
+    # Pipelines, which the Hub lists with their files; their model_index.json names the classes.
+    unet = {"unet/config.json": b"{}", "unet/diffusion_pytorch_model.safetensors": b"\0" * 8}
+    index = {"_class_name": "StableDiffusionPipeline", "scheduler": ["diffusers", "PNDMScheduler"],
+             "unet": ["diffusers", "UNet2DConditionModel"]}
+    standin.add_repo("canrun-test/plain-pipeline", {"pipeline_tag": "text-to-image",
+                                                    "library_name": "diffusers"},
+                     {"model_index.json": json.dumps(index).encode(), **unet})
+    standin.add_repo("canrun-test/custom-pipeline", {"pipeline_tag": "text-to-image",
+                                                     "library_name": "diffusers"},
+                     {"model_index.json": json.dumps(dict(index, unet=["my_unet", "MyUNet"])).encode(),
+                      "unet/my_unet.py": b"class MyUNet: pass\n", **unet})
+    standin.add_repo("canrun-test/other-library-pipeline", {"pipeline_tag": "text-to-image",
+                                                            "library_name": "diffusers"},
+                     {"model_index.json": json.dumps(dict(index, unet=["onnx_unet", "OnnxUNet"])).encode(),
+                      **unet})
+
+    def run(*args, offline=False, task="text-generation"):
         env = {"HF_ENDPOINT": standin.endpoint, "HF_HOME": str(tmp_path / "hf-home"),
                "CANRUN_RANKINGS_DIR": str(tmp_path / "rankings"), "HF_TOKEN": "",
                "HF_HUB_OFFLINE": "1" if offline else "", "XDG_CACHE_HOME": str(cache_home)}
-        return canrun("hub", "select", "--task", "text-generation", "--selected", selected,
+        return canrun("hub", "select", "--task", task, "--selected", selected,
                       "--exclusions", exclusions, "--python", os.environ["CANRUN_PYTHON"],
                       *args, env=env)
 
@@ -132,6 +148,30 @@ def test_selected_then_ranked_each_with_its_reason(select):
     assert c["canrun-test/embedder"]["exclusion"]["why"] == (
         "The Hub lists it for sentence-similarity, not text-generation: canrun tests it as "
         "sentence-similarity (--task sentence-similarity).")
+
+
+def test_pipelines_of_custom_or_foreign_components_are_excluded(select, catalog):
+    selected, _ = catalog
+    selected.write_text(selected.read_text() + """
+[text-to-image]
+models = [
+  { id = "canrun-test/plain-pipeline" },
+  { id = "canrun-test/custom-pipeline" },
+  { id = "canrun-test/other-library-pipeline" },
+]
+""")
+    result = select("--json", task="text-to-image")
+    assert result.returncode == 0, result.stderr
+    c = by_id(json.loads(result.stdout))
+    assert not c["canrun-test/plain-pipeline"]["excluded"], c["canrun-test/plain-pipeline"]
+    custom = c["canrun-test/custom-pipeline"]["exclusion"]
+    assert (custom["reason"], custom["rule"]) == ("remote_code", "automatic")
+    assert custom["why"] == ("model_index.json names unet: my_unet.MyUNet (a component): code from "
+                             "the repo; canrun loads only diffusers' and transformers' classes and "
+                             "never sets trust_remote_code.")
+    other = c["canrun-test/other-library-pipeline"]["exclusion"]
+    assert other["reason"] == "incompatible"
+    assert "unet: onnx_unet.OnnxUNet (a component): classes of a library outside the stack" in other["why"]
 
 
 def test_architecture_answers_are_cached_per_transformers_version(select):
