@@ -51,3 +51,19 @@ def canrun_test(canrun_bin, hf_home, cache_dir):
         return result.returncode, row, result.stderr
 
     return run
+
+
+def run_rendered_alone(canrun_bin, hf_home, folder, model, task, backend):
+    """Renders MODEL's run.py for TASK on BACKEND with canrun render, runs it alone in `folder`
+    (python3 run.py, as a user would) and returns its result line as a dict."""
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1")
+    env.pop("HF_HUB_CACHE", None)
+    script = subprocess.run([str(canrun_bin), "render", model, "--task", task, "--backend", backend],
+                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    (Path(folder) / "run.py").write_text(script)
+    python = os.environ.get("CANRUN_PYTHON", sys.executable)
+    result = subprocess.run([python, "run.py"], cwd=folder, capture_output=True, text=True,
+                            env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
+    return json.loads(line.removeprefix("CANRUN_RESULT "))

