@@ -401,6 +401,14 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::Backen
     out.why = checkpoint.no_safetensors->message();
     return out;
   }
+  // Never run a pipeline's foreign code: diffusers before 0.36 imports a component's module
+  // from the repo without being asked.
+  if (const hub::ModelFacts& facts = checkpoint.facts; !facts.foreign_components.empty()) {
+    out.exclusion = facts.foreign_components_in_repo ? "remote_code" : "incompatible";
+    out.why =
+        hub::foreign_components_why(facts.foreign_components, facts.foreign_components_in_repo);
+    return out;
+  }
   if (plan_override) {
     out.cores = plan_override->cores;
     out.parallelism = plan_override->parallelism;

@@ -146,7 +146,8 @@ def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path, task, mod
         assert answer["versions"]["diffusers"]
 
 
-def test_a_campaign_excludes_pipelines_of_custom_code_or_pickled_weights(canrun_bin, hf_home, tmp_path):
+def test_a_campaign_excludes_pipelines_of_custom_code_or_pickled_weights(canrun_bin, canrun_test, hf_home,
+                                                                          tmp_path):
     import pandas as pd
 
     (tmp_path / "models.txt").write_text("canrun-fixtures/tiny-sd-custom-unet text-to-image\n"
@@ -162,6 +163,9 @@ def test_a_campaign_excludes_pipelines_of_custom_code_or_pickled_weights(canrun_
     assert (custom.result, custom.exclusion_reason, custom.library) == ("EXCLUDED", "remote_code", "diffusers")
     assert custom.error.startswith("model_index.json names unet: my_unet.MyUNet2DConditionModel (a "
                                    "component): code from the repo;")
+    # canrun test alone never runs it either (diffusers 0.35 would import the repo's module).
+    code, row, err = canrun_test("canrun-fixtures/tiny-sd-custom-unet", "--task", "text-to-image")
+    assert (code, row["result"], row["exclusion_reason"]) == (1, "EXCLUDED", "remote_code"), err
     pickled = rows.loc["canrun-fixtures/tiny-sd-pickle"]
     assert (pickled.result, pickled.exclusion_reason) == ("EXCLUDED", "no_safetensors")
     assert "the pipeline's unet (UNet2DConditionModel) has no safetensors weights in unet/" in pickled.error
