@@ -556,9 +556,13 @@ async function renderModel(state, token) {
   const reproduce = [];
   if (verdict) {
     const packages = verdict.packages || [];
+    if (verdict.stack && typeof verdict.stack === 'object') {
+      reproduce.push(h('li', {}, h('h3', {}, 'Start from the stack: the environment it ran in'),
+        h('p', { id: 'stack-summary' }, Object.entries(verdict.stack).map(([pkg, version]) => `${pkg} ${version}`).join(' · '))));
+    }
     reproduce.push(h('li', {}, h('h3', {}, 'Install the packages on top of the stack'),
       packages.length ? codeBlock(`pip install ${packages.join(' ')}`, 'Install command', { id: 'packages' })
-        : h('p', { class: 'muted' }, 'Nothing beyond the stack below.')));
+        : h('p', { class: 'muted', id: 'no-packages' }, 'Nothing beyond the stack.')));
     reproduce.push(h('li', {}, h('h3', {}, `Prefetch compiled graphs for ${verdict.compiler} ${verdict.compiler_version}`),
       data.prefetch_command ? codeBlock(data.prefetch_command, 'Cache prefetch command', { id: 'prefetch' })
         : h('p', { class: 'muted', id: 'prefetch' }, data.prefetch_note || 'No public cache for this backend.')));

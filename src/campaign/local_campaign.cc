@@ -217,14 +217,22 @@ Job verify_job_of(std::size_t index, const Job& device_job) {
   return job;
 }
 
-//! The cores of this machine for the profile, within --cores (on `count`: host CPUs).
+//! The cores of this machine for the profile, within --cores. On `count` (the cpu backend, whose
+//! cores are worker processes) they are the host's CPUs, or exactly --cores when given: more
+//! workers than CPUs then share them, as `canrun test --cores N` does.
 Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int max_cores,
                                     const HostResources& host) {
   backend::BackendProfile limited = profile;
   int host_cpus = static_cast<int>(host.cpus);
   if (max_cores > 0) {
-    host_cpus = std::min(host_cpus, max_cores);
-    if (profile.pinning_syntax != "count") {
+    if (profile.pinning_syntax == "count") {
+      if (max_cores > host_cpus) {
+        log::info("{} worker processes share the host's {} CPUs (--cores {})", max_cores,
+                  host_cpus, max_cores);
+      }
+      host_cpus = max_cores;
+    } else {
+      host_cpus = std::min(host_cpus, max_cores);
       const int per_device = std::max(1, limited.topology.cores_per_device);
       limited.topology.devices = std::min(limited.topology.devices,
                                           std::max(1, (max_cores + per_device - 1) / per_device));
@@ -233,27 +241,49 @@ Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int 
   return CoreAllocator::for_profile(limited, host_cpus);
 }
 
+//! Whether `folder` holds whole safetensors weights: one file (transformers' model.safetensors,
+//! diffusers' diffusion_pytorch_model.safetensors) or an index with every shard it names.
+bool has_whole_weights(const fs::path& folder) {
+  for (const std::string name : {"model", "diffusion_pytorch_model"}) {
+    if (fs::is_regular_file(folder / (name + ".safetensors"))) return true;
+    auto index = read_file(folder / (name + ".safetensors.index.json"));
+    if (!index.ok()) continue;
+    const auto json = nlohmann::json::parse(*index, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
+      return false;
+    }
+    for (const auto& [tensor, shard] : json["weight_map"].items()) {
+      if (!shard.is_string() || !fs::is_regular_file(folder / shard.get<std::string>())) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
 //! Whether the HF cache holds the item's checkpoint at its planned commit: config.json and the
-//! safetensors weights (every shard the index names), not just what planning fetched.
+//! safetensors weights (every shard the index names), not just what planning fetched; for a
+//! diffusers pipeline, model_index.json and every component's folder, with the weights of each
+//! component that has a config.json (models; schedulers and tokenizers have none).
 bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
   auto id = ModelId::parse(item.model_id);
   auto revision = Revision::parse(item.revision.empty() ? "main" : item.revision);
   if (!id.ok() || !revision.ok()) return false;
   const auto snapshot = cache.snapshot_dir(*id, *revision);
-  if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) return false;
-  if (fs::is_regular_file(*snapshot / "model.safetensors")) return true;
-  auto index = read_file(*snapshot / "model.safetensors.index.json");
-  if (!index.ok()) return false;
-  const auto json = nlohmann::json::parse(*index, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
-    return false;
-  }
-  for (const auto& [tensor, shard] : json["weight_map"].items()) {
-    if (!shard.is_string() || !fs::is_regular_file(*snapshot / shard.get<std::string>())) {
-      return false;
+  if (!snapshot) return false;
+  if (auto text = read_file(*snapshot / "model_index.json"); text.ok()) {
+    const auto index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!index.is_object()) return false;
+    for (const auto& [name, component] : index.items()) {
+      if (!component.is_array() || component.size() != 2 || component[0].is_null()) continue;
+      const fs::path folder = *snapshot / name;
+      if (!fs::is_directory(folder)) return false;
+      if (fs::is_regular_file(folder / "config.json") && !has_whole_weights(folder)) return false;
     }
+    return true;
   }
-  return true;
+  return fs::is_regular_file(*snapshot / "config.json") && has_whole_weights(*snapshot);
 }
 
 //! Checkpoints a campaign fetches ahead of their runs, in the order the scheduler prefers.
@@ -504,6 +534,9 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     observer.finished(outcome.items[index], outcome.results[index]);
   }
 
+  // Workers asked for beyond the host's CPUs (--cores on `count`) share them: the budget counts
+  // them as CPUs, as it counts every worker.
+  if (cores.syntax() == "count") host.cpus = std::max(host.cpus, static_cast<double>(cores.capacity()));
   CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
   Scheduler scheduler(std::move(cores), std::move(budget));
   // Checkpoints on this machine are scheduled at once; the others once fetched, in the order

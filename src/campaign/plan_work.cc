@@ -13,6 +13,7 @@
 #include "hub/candidates.h"
 #include "hub/hub_client.h"
 #include "hub/rankings.h"
+#include "stack/parallel_support.h"
 #include "task/task.h"
 
 namespace canrun::campaign {
@@ -146,6 +147,8 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
                                   launcher);
   PlannedWork work;
   std::set<std::string> seen;
+  // Resolved first, planned after: the stack is asked about every model type at once.
+  std::vector<std::pair<std::size_t, trial::Checkpoint>> to_plan;
   for (const Candidate& candidate : candidates) {
     WorkItem item;
     item.model_id = candidate.model_id;
@@ -179,10 +182,20 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
       work.items.push_back(std::move(item));
       continue;
     }
+    item.weights_bytes = checkpoint->facts.weights_bytes;
+    to_plan.emplace_back(work.items.size(), std::move(*checkpoint));
+    work.items.push_back(std::move(item));
+  }
+  std::vector<std::string> model_types;
+  for (const auto& [index, checkpoint] : to_plan) {
+    if (checkpoint.facts.model_type) model_types.push_back(*checkpoint.facts.model_type);
+  }
+  stack::warm_parallel_support(python, library_version, model_types);
+  for (const auto& [index, checkpoint] : to_plan) {
     CANRUN_ASSIGN_OR_RETURN(
         trial::TrialPlan plan,
-        trial::plan_trial(*checkpoint, profile, python, library_version, trial.plan_override));
-    item.weights_bytes = checkpoint->facts.weights_bytes;
+        trial::plan_trial(checkpoint, profile, python, library_version, trial.plan_override));
+    WorkItem& item = work.items[index];
     if (plan.exclusion) {
       item.exclusion_reason = plan.exclusion;
       item.why = plan.why;
@@ -190,7 +203,6 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
       item.cores = plan.cores;
       item.parallelism = plan.parallelism;
     }
-    work.items.push_back(std::move(item));
   }
   return work;
 }

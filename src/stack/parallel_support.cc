@@ -2,29 +2,43 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/atomic_file.h"
 #include "core/text.h"
 
 namespace canrun::stack {
 namespace {
 
+// Answers for the model types asked (a JSON list), in one process (importing transformers
+// costs seconds, a config class milliseconds): {"transformers": V, "answers": [{"model_type",
+// "known", "tp_plan", "ep_plan"} or {"model_type", "error"}, ...]} in the order asked.
 constexpr const char* kProbe = R"(
 import json, sys
 import transformers
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
-model_type = sys.argv[1]
-answer = {"transformers": transformers.__version__, "model_type": model_type, "known": False,
-          "tp_plan": False, "ep_plan": False}
 try:  # expert parallel is asked for through DistributedConfig(enable_expert_parallel=True)
     from transformers.distributed.configuration_utils import DistributedConfig
     ep_switch = "enable_expert_parallel" in getattr(DistributedConfig, "__dataclass_fields__", {})
 except ImportError:
     ep_switch = False
-if model_type in CONFIG_MAPPING:
-    config = CONFIG_MAPPING[model_type]()
-    answer.update(known=True, tp_plan=bool(getattr(config, "base_model_tp_plan", None)),
-                  ep_plan=ep_switch and bool(getattr(config, "base_model_ep_plan", None)))
-print(json.dumps(answer))
+
+def answer(model_type):
+    found = {"model_type": model_type, "known": False, "tp_plan": False, "ep_plan": False}
+    if model_type in CONFIG_MAPPING:
+        config = CONFIG_MAPPING[model_type]()
+        found.update(known=True, tp_plan=bool(getattr(config, "base_model_tp_plan", None)),
+                     ep_plan=ep_switch and bool(getattr(config, "base_model_ep_plan", None)))
+    return found
+
+answers = []
+for model_type in json.loads(sys.argv[1]):
+    try:
+        answers.append(answer(model_type))
+    except Exception as error:
+        answers.append({"model_type": model_type, "error": f"{type(error).__name__}: {error}"})
+print(json.dumps({"transformers": transformers.__version__, "answers": answers}))
 )";
 
 bool is_answer(const nlohmann::json& json) {
@@ -43,7 +57,65 @@ ParallelSupport support_of(const nlohmann::json& answer, const std::string& libr
 //! The cache's folder of one transformers version: transformers-<version>.
 constexpr std::string_view kVersionPrefix = "transformers-";
 
+std::filesystem::path cache_key(const std::string& library_version,
+                                const std::string& model_type) {
+  return std::filesystem::path(std::string(kVersionPrefix) + library_version) / "parallel" /
+         (model_type + ".json");
+}
+
+//! The probe's answers for `model_types` (every one a safe name), in their order, each with
+//! the stack's transformers version.
+Result<std::vector<nlohmann::json>> ask(const StackPython& python, const std::string& library_version,
+                                        const std::vector<std::string>& model_types) {
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json json,
+                          python.ask("the parallel probe", kProbe,
+                                     {nlohmann::json(model_types).dump()}));
+  if (!json.is_object() || !json.contains("answers") || !json["answers"].is_array() ||
+      json["answers"].size() != model_types.size()) {
+    return corrupt("the parallel probe's answer is not the JSON object expected");
+  }
+  if (json.value("transformers", "") != library_version) {
+    return corrupt(fmt::format("the stack reported transformers {} but imports {}",
+                               library_version, json.value("transformers", "?")));
+  }
+  std::vector<nlohmann::json> answers;
+  for (std::size_t index = 0; index < model_types.size(); ++index) {
+    nlohmann::json answer = json["answers"][index];
+    if (!answer.is_object() || answer.value("model_type", "") != model_types[index] ||
+        (!answer.contains("error") && !is_answer(answer))) {
+      return corrupt(fmt::format("the parallel probe's answer for {} is not the one expected",
+                                 model_types[index]));
+    }
+    answer["transformers"] = library_version;
+    answers.push_back(std::move(answer));
+  }
+  return answers;
+}
+
 }  // namespace
+
+void warm_parallel_support(const StackPython& python, const std::string& library_version,
+                           const std::vector<std::string>& model_types) {
+  if (!is_safe_name(library_version)) return;
+  std::vector<std::string> missing;
+  for (const std::string& model_type : model_types) {
+    if (!is_safe_name(model_type) ||
+        std::find(missing.begin(), missing.end(), model_type) != missing.end()) {
+      continue;
+    }
+    std::error_code error;
+    if (!std::filesystem::exists(python.cache_root() / cache_key(library_version, model_type),
+                                 error)) {
+      missing.push_back(model_type);
+    }
+  }
+  if (missing.empty()) return;
+  auto answers = ask(python, library_version, missing);
+  if (!answers.ok()) return;  // each model type asked alone reports its own error
+  for (const nlohmann::json& answer : *answers) {
+    if (is_answer(answer)) python.store(cache_key(library_version, answer["model_type"]), answer);
+  }
+}
 
 Result<ParallelSupport> probe_parallel_support(const StackPython& python,
                                                const std::string& library_version,
@@ -56,21 +128,19 @@ Result<ParallelSupport> probe_parallel_support(const StackPython& python,
     return invalid_argument(fmt::format("transformers version {} is not a version",
                                         quote_for_message(library_version)));
   }
-  const auto key = std::filesystem::path(std::string(kVersionPrefix) + library_version) /
-                   "parallel" / (model_type + ".json");
-  CANRUN_ASSIGN_OR_RETURN(
-      nlohmann::json answer, python.cached(key, is_answer, [&]() -> Result<nlohmann::json> {
-        CANRUN_ASSIGN_OR_RETURN(nlohmann::json json,
-                                python.ask("the parallel probe", kProbe, {model_type}));
-        if (!is_answer(json)) {
-          return corrupt("the parallel probe's answer is not the JSON object expected");
-        }
-        if (json.value("transformers", "") != library_version) {
-          return corrupt(fmt::format("the stack reported transformers {} but imports {}",
-                                     library_version, json.value("transformers", "?")));
-        }
-        return json;
-      }));
+  const auto key = cache_key(library_version, model_type);
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json answer,
+                          python.cached(key, is_answer, [&]() -> Result<nlohmann::json> {
+                            CANRUN_ASSIGN_OR_RETURN(auto answers,
+                                                    ask(python, library_version, {model_type}));
+                            const nlohmann::json& asked = answers.front();
+                            if (asked.contains("error")) {
+                              return not_found(fmt::format(
+                                  "the parallel probe could not make a {} config: {}", model_type,
+                                  asked.value("error", "")));
+                            }
+                            return asked;
+                          }));
   return support_of(answer, library_version);
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/result.h"
 #include "stack/python.h"
@@ -31,6 +32,12 @@ struct ParallelSupport {
 Result<ParallelSupport> probe_parallel_support(const StackPython& python,
                                                const std::string& library_version,
                                                const std::string& model_type);
+
+//! Asks about every model type of `model_types` not yet cached in one run of the stack's Python
+//! and caches the answers (a campaign plans many models: one process instead of one per model
+//! type). Failures are left to probe_parallel_support, which asks a type alone and reports.
+void warm_parallel_support(const StackPython& python, const std::string& library_version,
+                           const std::vector<std::string>& model_types);
 
 //! (transformers version, model type) → the cached answer.
 using ParallelSupportTable = std::map<std::pair<std::string, std::string>, ParallelSupport>;

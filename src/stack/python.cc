@@ -83,12 +83,17 @@ Result<nlohmann::json> StackPython::cached(
     if (!stored.is_discarded() && valid(stored)) return stored;
   }
   CANRUN_ASSIGN_OR_RETURN(nlohmann::json answer, compute());
+  store(key, answer);
+  return answer;
+}
+
+void StackPython::store(const fs::path& key, const nlohmann::json& answer) const {
+  const fs::path path = cache_root_ / key;
   std::error_code error;
   fs::create_directories(path.parent_path(), error);
   if (auto status = write_file_atomically(path, answer.dump(1) + "\n"); !status.ok()) {
     log::warning("could not cache the stack's answer: {}", status.error().message());
   }
-  return answer;
 }
 
 }  // namespace canrun::stack

@@ -43,6 +43,9 @@ class StackPython {
                              const std::vector<std::string>& args = {},
                              std::chrono::seconds timeout = std::chrono::seconds(120)) const;
 
+  //! Stores `answer` at cache_root()/`key` (atomically), as cached() does with what it computed;
+  //! a failure to write is logged, not returned: the cache is an optimisation.
+  void store(const std::filesystem::path& key, const nlohmann::json& answer) const;
   //! The cached answer at cache_root()/`key` when `valid` accepts it, else `compute`'s,
   //! which is then stored there.
   Result<nlohmann::json> cached(const std::filesystem::path& key,

@@ -1,0 +1,118 @@
+"""Writes the demo zoo's rankings snapshots (demo/rankings/<task>__{downloads,trending}.json) in
+the form `canrun hub rankings` keeps them (src/hub/rankings.h), from the table below: each zoo
+model with made-up downloads, trending score and likes, and the safetensors parameter counts and
+config facts the Hub would list, read from the fixture in the local HF cache. The snapshots are
+committed; run this after changing the zoo:
+
+    .venv/bin/python demo/make_rankings.py   (after tests/fixtures/build_models.py .cache/fixtures)
+"""
+import json
+import struct
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HF = ROOT / ".cache" / "fixtures" / "hub"
+# task → [(id, downloads, trendingScore, likes, library)]
+ZOO = {
+ "text-generation": [
+  ("HuggingFaceTB/SmolLM2-135M-Instruct", 412_000, 21, 640, "transformers"),
+  ("canrun-fixtures/tiny-llama", 310_000, 9, 41, "transformers"),
+  ("canrun-fixtures/tiny-qwen3", 280_500, 34, 52, "transformers"),
+  ("canrun-fixtures/tiny-qwen2", 190_200, 4, 18, "transformers"),
+  ("canrun-fixtures/tiny-mistral", 150_900, 3, 22, "transformers"),
+  ("canrun-fixtures/tiny-gemma", 120_400, 12, 30, "transformers"),
+  ("canrun-fixtures/tiny-phi3", 98_000, 2, 11, "transformers"),
+  ("canrun-fixtures/tiny-gpt2", 87_300, 1, 64, "transformers"),
+  ("canrun-fixtures/tiny-phimoe", 61_000, 15, 27, "transformers"),
+  ("canrun-fixtures/tiny-nanochat", 45_800, 88, 120, "transformers"),
+  ("canrun-fixtures/tiny-jais2", 23_100, 41, 35, "transformers"),
+  ("canrun-fixtures/tiny-tiktoken", 19_700, 6, 8, "transformers"),
+  ("canrun-fixtures/big-llama", 17_500, 19, 90, "transformers"),
+  ("canrun-fixtures/big-gpt2", 14_900, 3, 71, "transformers"),
+  ("canrun-fixtures/tiny-fp8", 12_400, 26, 14, "transformers"),
+  ("canrun-fixtures/remote-code", 9_900, 7, 5, "transformers"),
+  ("canrun-fixtures/no-weights", 6_100, 2, 3, "transformers"),
+  ("canrun-fixtures/unknown-arch", 4_200, 5, 2, "transformers"),
+  ("canrun-fixtures/tiny-opt", 3_900, 1, 9, "transformers"),
+ ],
+ "image-text-to-text": [("canrun-fixtures/tiny-llava", 75_000, 11, 33, "transformers")],
+ "sentence-similarity": [
+  ("sentence-transformers/all-MiniLM-L6-v2", 980_000, 25, 4100, "sentence-transformers"),
+  ("canrun-fixtures/tiny-bert-embedder", 210_000, 6, 40, "sentence-transformers"),
+  ("canrun-fixtures/tiny-qwen3-embedder", 150_000, 30, 77, "sentence-transformers"),
+  ("canrun-fixtures/tiny-xlmr-embedder", 99_000, 4, 21, "sentence-transformers"),
+  ("canrun-fixtures/tiny-mpnet-embedder", 65_000, 3, 19, "sentence-transformers"),
+ ],
+ "text-classification": [
+  ("canrun-fixtures/tiny-distilbert-classifier", 330_000, 7, 55, "transformers"),
+  ("canrun-fixtures/tiny-roberta-classifier", 120_000, 9, 31, "transformers"),
+  ("canrun-fixtures/tiny-bert-classifier", 88_000, 3, 12, "transformers"),
+ ],
+ "fill-mask": [
+  ("canrun-fixtures/tiny-bert-mlm", 560_000, 5, 80, "transformers"),
+  ("canrun-fixtures/tiny-roberta-mlm", 240_000, 4, 44, "transformers"),
+  ("canrun-fixtures/tiny-xlmr-mlm", 170_000, 8, 37, "transformers"),
+ ],
+ "token-classification": [
+  ("canrun-fixtures/tiny-bert-ner", 140_000, 6, 29, "transformers"),
+  ("canrun-fixtures/tiny-electra-ner", 36_000, 2, 7, "transformers"),
+ ],
+ "text-to-image": [
+  ("canrun-fixtures/tiny-sd", 450_000, 40, 210, "diffusers"),
+  ("canrun-fixtures/tiny-pixart", 95_000, 22, 64, "diffusers"),
+  ("canrun-fixtures/tiny-sd-custom-unet", 8_800, 3, 4, "diffusers"),
+  ("canrun-fixtures/tiny-sd-pickle", 5_100, 1, 2, "diffusers"),
+ ],
+}
+
+
+def parameters_by_dtype(snapshot):
+    """safetensors.parameters as the Hub lists it: parameter count per dtype, every file's header."""
+    counts = {}
+    for path in snapshot.rglob("*.safetensors"):
+        with open(path, "rb") as data:
+            header = json.loads(data.read(struct.unpack("<Q", data.read(8))[0]))
+        for name, tensor in header.items():
+            if name != "__metadata__":
+                count = 1
+                for dim in tensor["shape"]:
+                    count *= dim
+                counts[tensor["dtype"]] = counts.get(tensor["dtype"], 0) + count
+    return counts
+
+
+def hub_facts(model_id):
+    """The "safetensors" and "config" fields the Hub would list for the fixture."""
+    snapshot = next((HF / ("models--" + model_id.replace("/", "--")) / "snapshots").iterdir())
+    facts = {}
+    if counts := parameters_by_dtype(snapshot):
+        facts["safetensors"] = {"parameters": counts, "total": sum(counts.values())}
+    if (snapshot / "config.json").exists():
+        config = json.loads((snapshot / "config.json").read_text())
+        listed = {key: config[key] for key in ("architectures", "model_type") if key in config}
+        if "quantization_config" in config:
+            listed["quantization_config"] = {"quant_method": config["quantization_config"]["quant_method"]}
+        if listed:
+            facts["config"] = listed
+    return facts
+
+
+def main():
+    for task, models in ZOO.items():
+        entries = []
+        for index, (model_id, downloads, trending, likes, library) in enumerate(models):
+            entries.append({
+                "id": model_id, "downloads": downloads, "likes": likes, "trendingScore": trending,
+                "pipeline_tag": task, "library_name": library, "tags": [library, task], "gated": False,
+                "createdAt": f"2026-11-0{1 + index % 9}T12:00:00.000Z",
+                "lastModified": "2026-12-01T09:00:00.000Z", **hub_facts(model_id)})
+        for sort, key in (("downloads", "downloads"), ("trending", "trendingScore")):
+            snapshot = {"task": task, "sort": sort, "fetched_at": "2026-12-04T12:00:00Z",
+                        "endpoint": "canrun demo zoo (local fixtures; made-up figures)",
+                        "models": sorted(entries, key=lambda entry: -entry[key])}
+            path = ROOT / "demo" / "rankings" / f"{task}__{sort}.json"
+            path.write_text(json.dumps(snapshot, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

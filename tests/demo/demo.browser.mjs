@@ -1,0 +1,160 @@
+// Browser tier: the Space `make demo` serves, opened as a newcomer would, in Debian's headless
+// chromium driven by playwright-core. Run by test_demo_browser.py, which starts the demo and
+// sets SPACE_URL and ARTIFACTS_DIR. What it checks is what the demo must show: every view of a
+// task with data non-empty, real-model PASSes (one sharded), the exclusions with their reasons,
+// a verdict that differs between the two transformers versions in the compare view, a failure
+// cause of several models, and a model page with the stack and the packages on top.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = process.env.SPACE_URL;
+const artifacts = process.env.ARTIFACTS_DIR;
+assert.ok(base && artifacts, 'SPACE_URL and ARTIFACTS_DIR must be set (run through test_demo_browser.py)');
+mkdirSync(artifacts, { recursive: true });
+
+let context;
+let profileDir;
+const pageErrors = [];
+
+before(async () => {
+  profileDir = mkdtempSync(join(tmpdir(), 'canrun-chromium-'));
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 860 },
+  });
+  await context.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => route.abort());
+});
+
+after(async () => {
+  await context?.close();
+  rmSync(profileDir, { recursive: true, force: true });
+  assert.deepEqual(pageErrors, [], 'the page threw no errors');
+});
+
+async function openPage(path, viewport) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  await page.goto(base + path);
+  await settled(page);
+  return page;
+}
+
+const settled = (page) => page.waitForFunction(
+  () => document.getElementById('app').dataset.renderedUrl === location.href);
+const rowIds = (page) => page.locator('table.models tbody a.model-link').allTextContents();
+const rowOf = (page, id) =>
+  page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) });
+const statusOf = (page, id) => rowOf(page, id).locator('.badge').first().textContent();
+
+async function clickTab(page, name, view) {
+  await page.getByRole('tab', { name }).click();
+  await page.waitForURL(new RegExp(`view=${view}`));
+  await settled(page);
+}
+
+test('the demo opens on Selected of text generation, with real-model PASSes and reasoned exclusions', async () => {
+  const page = await openPage('/');
+  assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
+  assert.equal(await page.locator('#task').inputValue(), 'text-generation');
+  const ids = await rowIds(page);
+  assert.equal(ids[0], 'HuggingFaceTB/SmolLM2-135M-Instruct');  // the curator's order
+  assert.equal(ids.length, 7);
+  assert.equal(await statusOf(page, 'HuggingFaceTB/SmolLM2-135M-Instruct'), 'PASS');
+  assert.match(await rowOf(page, 'HuggingFaceTB/SmolLM2-135M-Instruct').textContent(), /3/);
+  assert.equal(await statusOf(page, 'canrun-fixtures/big-llama'), 'EXCLUDED');
+  assert.match(await rowOf(page, 'canrun-fixtures/big-llama').textContent(), /too large/i);
+  // The newest stack by default; both transformers versions to choose from.
+  assert.equal(await page.locator('#library_version').inputValue(), '5.18.0');
+  assert.deepEqual((await page.locator('#library_version option').allTextContents()).sort(), ['4.57.6', '5.18.0']);
+  // Every task of the zoo has data.
+  const tasks = await page.locator('#task option').allTextContents();
+  for (const task of ['text-generation', 'image-text-to-text', 'sentence-similarity', 'text-classification',
+    'fill-mask', 'token-classification', 'text-to-image']) {
+    assert.ok(tasks.includes(task), `${task} in ${tasks}`);
+  }
+  await page.screenshot({ path: join(artifacts, 'demo-laptop.png') });
+  await page.close();
+  const phone = await openPage('/', { width: 390, height: 844 });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await phone.screenshot({ path: join(artifacts, 'demo-phone.png'), fullPage: true });
+  await phone.close();
+});
+
+test('Trending, Downloads and Tested are non-empty; every exclusion kind shows its reason', async () => {
+  const page = await openPage('/?task=text-generation');
+  await clickTab(page, 'Trending', 'trending');
+  assert.equal((await rowIds(page))[0], 'canrun-fixtures/tiny-nanochat');  // trending score 88
+  await clickTab(page, 'Downloads', 'downloads');
+  const downloads = await rowIds(page);
+  assert.equal(downloads[0], 'HuggingFaceTB/SmolLM2-135M-Instruct');
+  assert.ok(downloads.length >= 18, downloads);
+  for (const [id, reason] of [['canrun-fixtures/no-weights', /no safetensors/], ['canrun-fixtures/remote-code', /remote code/i],
+    ['canrun-fixtures/big-llama', /too large/i], ['canrun-fixtures/big-gpt2', /no parallel plan/i],
+    ['canrun-fixtures/tiny-fp8', /quantized/i], ['canrun-fixtures/tiny-opt', /low priority/i]]) {
+    assert.equal(await statusOf(page, id), 'EXCLUDED', id);
+    assert.match(await rowOf(page, id).textContent(), reason, id);
+  }
+  await clickTab(page, 'Tested', 'tested');
+  assert.ok((await rowIds(page)).length >= 18);
+  await page.locator('#task').selectOption('sentence-similarity');
+  await page.waitForURL(/task=sentence-similarity/);
+  await settled(page);
+  assert.equal(await statusOf(page, 'sentence-transformers/all-MiniLM-L6-v2'), 'PASS');
+  await page.close();
+});
+
+test('compare: NanoChat and Jais2 load on transformers 5.18.0, not on 4.57.6', async () => {
+  const page = await openPage('/?task=text-generation');
+  await page.locator('#compare-link').click();
+  await page.waitForURL(/\/compare\?/);
+  await settled(page);
+  assert.match(await page.locator('#compare-b option:checked').textContent(), /transformers 5\.18\.0/);
+  assert.match(await page.locator('#compare-a option:checked').textContent(), /transformers 4\.57\.6/);
+  const fixes = await page.locator('#compare-fixes li').allTextContents();
+  for (const id of ['canrun-fixtures/tiny-nanochat', 'canrun-fixtures/tiny-jais2']) {
+    assert.ok(fixes.some((text) => text.includes(id) && /FAIL_LOAD → PASS/.test(text)), fixes.join('\n'));
+  }
+  await page.screenshot({ path: join(artifacts, 'demo-compare.png'), fullPage: true });
+  await page.close();
+});
+
+test('failure causes on 4.57.6: one cause groups several models', async () => {
+  const page = await openPage('/?task=text-generation&library_version=4.57.6');
+  await page.locator('#causes-link').click();
+  await page.waitForURL(/\/causes\?/);
+  await settled(page);
+  const counts = await page.locator('.cause-models').evaluateAll((lists) => lists.map((list) => list.querySelectorAll('a').length));
+  assert.ok(Math.max(...counts) >= 2, `models per cause: ${counts}`);
+  await page.screenshot({ path: join(artifacts, 'demo-causes.png'), fullPage: true });
+  await page.close();
+});
+
+test("model pages: the sharded PASS, the stack apart from the packages on top, both images", async () => {
+  let page = await openPage('/model/HuggingFaceTB/SmolLM2-135M-Instruct?task=text-generation');
+  assert.match(await page.locator('.facts').textContent(), /3 cores/);
+  assert.match(await page.locator('#verified').textContent(), /judge/);
+  // How to run it: the stack (the environment), then apart from it what to add on top: nothing.
+  assert.match(await page.locator('#stack-summary').textContent(), /torch 2\.13\.0.*transformers 5\.18\.0/);
+  assert.equal(await page.locator('#packages').count(), 0);
+  assert.equal(await page.locator('#no-packages').textContent(), 'Nothing beyond the stack.');
+  await page.screenshot({ path: join(artifacts, 'demo-model.png'), fullPage: true });
+  await page.close();
+  page = await openPage('/model/canrun-fixtures/tiny-tiktoken?task=text-generation');
+  assert.match(await page.locator('#packages').textContent(), /^pip install tiktoken==\d/);
+  await page.close();
+  page = await openPage('/model/canrun-fixtures/tiny-sd?task=text-to-image');
+  for (const id of ['#image-image', '#image-reference-image']) {
+    await page.waitForFunction((selector) => document.querySelector(selector)?.complete, id);
+    assert.equal(await page.locator(id).evaluate((img) => img.naturalWidth), 32, id);
+  }
+  await page.close();
+});
