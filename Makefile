@@ -28,7 +28,9 @@ test: build
 test-unit test-integration test-e2e test-browser: test-%: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L '^$*$$'
 
-demo: build
+# The demo needs the canrun binary alone, not the tests and benchmarks.
+demo: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target canrun
 	scripts/demo.sh $(BUILD_DIR)
 
 bench: build

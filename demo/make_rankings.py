@@ -34,6 +34,7 @@ ZOO = {
   ("canrun-fixtures/no-weights", 6_100, 2, 3, "transformers"),
   ("canrun-fixtures/unknown-arch", 4_200, 5, 2, "transformers"),
   ("canrun-fixtures/tiny-opt", 3_900, 1, 9, "transformers"),
+  ("canrun-fixtures/tiny-llama-4l", 2_600, 1, 4, "transformers"),
  ],
  "image-text-to-text": [("canrun-fixtures/tiny-llava", 75_000, 11, 33, "transformers")],
  "sentence-similarity": [

@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "dataset/dataset.h"
+#include "hub/checkpoint_files.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_client.h"
 #include "run/script_run.h"
@@ -275,9 +276,8 @@ bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
   if (auto text = read_file(*snapshot / "model_index.json"); text.ok()) {
     const auto index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!index.is_object()) return false;
-    for (const auto& [name, component] : index.items()) {
-      if (!component.is_array() || component.size() != 2 || component[0].is_null()) continue;
-      const fs::path folder = *snapshot / name;
+    for (const hub::PipelineComponent& component : hub::pipeline_components(index)) {
+      const fs::path folder = *snapshot / component.name;
       if (!fs::is_directory(folder)) return false;
       if (fs::is_regular_file(folder / "config.json") && !has_whole_weights(folder)) return false;
     }
@@ -467,7 +467,8 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     fs::remove_all(dir.slice_dir(slice), error);
     CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options, stack), outcome.items));
     // A new campaign on a stack already in the dataset re-tests only what changed: a row of
-    // the same model and task at the same revision stands.
+    // the same model and task at the same revision stands, and so does the same exclusion for
+    // the same reason, in the same words.
     CANRUN_ASSIGN_OR_RETURN(
         dataset::StackKey key,
         dataset::StackKey::make(profile.name, profile.compiler, stack.compiler_version,
@@ -476,8 +477,13 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
       for (std::size_t index = 0; index < outcome.items.size(); ++index) {
         const WorkItem& item = outcome.items[index];
         for (const dataset::VerdictRow& row : *rows) {
-          if (row.model_id == item.model_id && row.task == item.task && !item.excluded() &&
-              row.revision.value_or("") == item.revision && !item.revision.empty()) {
+          if (row.model_id != item.model_id || row.task != item.task) continue;
+          const bool same_run = !item.excluded() && !item.revision.empty() &&
+                                row.revision.value_or("") == item.revision;
+          const bool same_exclusion = item.excluded() && row.result == VerdictResult::kExcluded &&
+                                      row.exclusion_reason == item.exclusion_reason &&
+                                      row.error == item.why;
+          if (same_run || same_exclusion) {
             recorded.emplace(index, row);
             CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row));
           }

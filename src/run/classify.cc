@@ -56,7 +56,10 @@ std::string useful_tail(std::string_view text, std::size_t max_lines, std::size_
 std::string error_signature(std::string_view error_text,
                             const std::vector<std::string>& error_types) {
   std::string line = last_error_line(error_text);
-  static const std::array<std::pair<std::regex, const char*>, 6> kRules = {{
+  static const std::array<std::pair<std::regex, const char*>, 7> kRules = {{
+      // transformers' "has model type `x` but Transformers does not recognize this
+      // architecture": one cause (the stack lacks the architecture), whichever model it is.
+      {std::regex(R"(model type `[^`]*`)"), "model type `<model type>`"},
       {std::regex(R"(0x[0-9a-fA-F]+)"), "0x?"},
       {std::regex(R"((/[\w.+-]+)+/?)"), "<path>"},
       {std::regex(R"(\b(tmp|temp)[\w-]*)"), "<tmp>"},

@@ -30,7 +30,8 @@ std::string useful_tail(std::string_view text, std::size_t max_lines = 40,
                         std::size_t max_bytes = 16384);
 
 //! The last line that names the error ("RuntimeError: ..."), with hex addresses, numbers,
-//! quoted and absolute paths and temp names replaced, prefixed by the exception type chain.
+//! quoted and absolute paths, temp names and a model type transformers names replaced,
+//! prefixed by the exception type chain.
 std::string error_signature(std::string_view error_text,
                             const std::vector<std::string>& error_types);
 

@@ -123,6 +123,19 @@ TEST(ErrorSignatureTest, EqualFailuresGroup) {
   EXPECT_NE(error_signature(a, {}), error_signature("ValueError: other\n", {}));
 }
 
+TEST(ErrorSignatureTest, ArchitecturesTheStackLacksAreOneCause) {
+  const auto unknown = [](const std::string& model_type) {
+    return error_signature("ValueError: The checkpoint you are trying to load has model type `" +
+                               model_type + "` but Transformers does not recognize this "
+                               "architecture.\n",
+                           {"ValueError", "KeyError"});
+  };
+  EXPECT_EQ(unknown("nanochat"), unknown("jais2"));
+  EXPECT_EQ(unknown("nanochat"),
+            "ValueError<KeyError | ValueError: The checkpoint you are trying to load has model "
+            "type `<model type>` but Transformers does not recognize this architecture.");
+}
+
 TEST(UsefulTailTest, KeepsTheLastLines) {
   std::string text;
   for (int line = 0; line < 100; ++line) text += "line " + std::to_string(line) + "\n";

@@ -4,51 +4,18 @@
 // task with data non-empty, real-model PASSes (one sharded), the exclusions with their reasons,
 // a verdict that differs between the two transformers versions in the compare view, a failure
 // cause of several models, and a model page with the stack and the packages on top.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { settled, useChromium } from '../serve/chromium.mjs';
 
 const base = process.env.SPACE_URL;
 const artifacts = process.env.ARTIFACTS_DIR;
 assert.ok(base && artifacts, 'SPACE_URL and ARTIFACTS_DIR must be set (run through test_demo_browser.py)');
 mkdirSync(artifacts, { recursive: true });
+const openPage = useChromium(base);
 
-let context;
-let profileDir;
-const pageErrors = [];
-
-before(async () => {
-  profileDir = mkdtempSync(join(tmpdir(), 'canrun-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 860 },
-  });
-  await context.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => route.abort());
-});
-
-after(async () => {
-  await context?.close();
-  rmSync(profileDir, { recursive: true, force: true });
-  assert.deepEqual(pageErrors, [], 'the page threw no errors');
-});
-
-async function openPage(path, viewport) {
-  const page = await context.newPage();
-  if (viewport) await page.setViewportSize(viewport);
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  await page.goto(base + path);
-  await settled(page);
-  return page;
-}
-
-const settled = (page) => page.waitForFunction(
-  () => document.getElementById('app').dataset.renderedUrl === location.href);
 const rowIds = (page) => page.locator('table.models tbody a.model-link').allTextContents();
 const rowOf = (page, id) =>
   page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) });
@@ -99,7 +66,7 @@ test('Trending, Downloads and Tested are non-empty; every exclusion kind shows i
   assert.ok(downloads.length >= 18, downloads);
   for (const [id, reason] of [['canrun-fixtures/no-weights', /no safetensors/], ['canrun-fixtures/remote-code', /remote code/i],
     ['canrun-fixtures/big-llama', /too large/i], ['canrun-fixtures/big-gpt2', /no parallel plan/i],
-    ['canrun-fixtures/tiny-fp8', /quantized/i], ['canrun-fixtures/tiny-opt', /low priority/i]]) {
+    ['canrun-fixtures/tiny-fp8', /quantized/i], ['canrun-fixtures/tiny-llama-4l', /low priority/i]]) {
     assert.equal(await statusOf(page, id), 'EXCLUDED', id);
     assert.match(await rowOf(page, id).textContent(), reason, id);
   }

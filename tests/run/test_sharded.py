@@ -1,20 +1,17 @@
 """Sharded runs on the CPU (gloo): canrun test plans a model onto several cores when a small
 memory per core says so, run.py starts its own ranks (plain `python run.py`, no torchrun),
-the judge model verifies the text, and a rank that dies takes the others with it."""
+the judge model verifies the text, and a rank that dies takes the others with it. (The real
+SmolLM2-135M passing on 3 cores by the judge and the agreement is the demo's: tests/demo.)"""
 import json
 import os
 import re
 import signal
 import subprocess
 
-from pathlib import Path
-
-import pandas as pd
 import pytest
 
 from conftest import SOURCE, fault_profile
 
-SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 # verify::kAgreementThreshold (src/verify/verification.h): a sharded run below it fails.
 AGREEMENT_THRESHOLD = float(re.search(
     r"kAgreementThreshold = ([0-9.]+);",
@@ -44,44 +41,6 @@ def memory_for_two_cores(canrun, model):
     """A memory per core that one core cannot hold and two can: 0.6 of the weights each."""
     weights = planned(canrun, model)["weights_bytes"]
     return ("--memory-per-core", f"{0.6 * weights / 2**30:.9f}", "--reserve", "0")
-
-
-def test_smollm2_sharded_passes_by_the_judge(canrun, canrun_test, tmp_path):
-    # 0.2 GiB per core: the 0.25 GiB checkpoint needs more than one core. Two would hold it, but
-    # its 9 attention / 3 KV heads do not split in two, so the planner takes 3 (the cpu profile
-    # allows 1, 2, 3, 4) and says why; tensor parallel over 2 is covered by the dense fixture.
-    memory = ("--memory-per-core", "0.2", "--reserve", "0")
-    plan = planned(canrun, SMOLLM2, *memory)
-    assert (plan["cores"], plan["parallelism"]) == (3, "tp"), plan
-    assert "do not divide by 2" in plan["why"]
-
-    out = tmp_path / "dataset"
-    code, row, err = canrun_test(SMOLLM2, *memory, "--out", out, timeout=1500)
-    assert code == 0, (row or {}).get("error") or err
-    assert row["result"] == "PASS"
-    assert (row["cores"], row["parallelism"], row["verification"]) == (3, "tp", "judge+agreement")
-    assert row["new_tokens"] == 32
-    assert row["judge_score"] >= row["judge_threshold"]
-    assert row["agreement"] >= AGREEMENT_THRESHOLD
-    assert row["judge_model"].startswith(SMOLLM2 + "@")
-    assert 0 <= row["match_tokens"] <= 32  # against the CPU reference, for information
-    assert "Paris" in row["output_text"]
-    # run.py launches its ranks itself: no torchrun anywhere, and tp_plan="auto".
-    assert "CORES = 3" in row["run_py"] and 'PARALLELISM = "tp"' in row["run_py"]
-    assert "torchrun" not in row["run_py"].replace("no torchrun", "")
-    assert 'tp_plan="auto"' in row["run_py"]
-    # canrun render with the same options prints the very script canrun test ran.
-    rendered = canrun("render", SMOLLM2, *memory)
-    assert rendered.returncode == 0, rendered.stderr
-    assert rendered.stdout == row["run_py"] == (Path(row["run_dir"]) / "run.py").read_text()
-
-    table = pd.read_parquet(out / "data")
-    assert len(table) == 1
-    stored = table.iloc[0]
-    assert stored["result"] == "PASS" and stored["cores"] == 3 and stored["parallelism"] == "tp"
-    assert stored["judge_score"] == pytest.approx(row["judge_score"])
-    assert stored["judge_threshold"] == pytest.approx(row["judge_threshold"])
-    assert stored["match_tokens"] == row["match_tokens"]
 
 
 def test_moe_without_tp_plan_runs_expert_parallel(canrun, canrun_test):

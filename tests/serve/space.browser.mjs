@@ -2,54 +2,17 @@
 // Run by test_browser.py, which starts `canrun serve` on the fixture of space_data.py and sets
 // SPACE_URL and ARTIFACTS_DIR. Screenshots of the main view and a model page (laptop and phone
 // widths) are saved in ARTIFACTS_DIR.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { settled, useChromium } from './chromium.mjs';
 
 const base = process.env.SPACE_URL;
 const artifacts = process.env.ARTIFACTS_DIR;
 assert.ok(base && artifacts, 'SPACE_URL and ARTIFACTS_DIR must be set (run through test_browser.py)');
 mkdirSync(artifacts, { recursive: true });
-
-let context;
-let profileDir;
-const pageErrors = [];
-
-before(async () => {
-  profileDir = mkdtempSync(join(tmpdir(), 'canrun-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 860 },
-    permissions: ['clipboard-read', 'clipboard-write'],
-  });
-  // The page must not reach anything but our server.
-  await context.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => route.abort());
-});
-
-after(async () => {
-  await context?.close();
-  rmSync(profileDir, { recursive: true, force: true });
-  assert.deepEqual(pageErrors, [], 'the page threw no errors');
-});
-
-async function openPage(path, viewport) {
-  const page = await context.newPage();
-  if (viewport) await page.setViewportSize(viewport);
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  await page.goto(base + path);
-  await settled(page);
-  return page;
-}
-
-/** Waits until the page has drawn the state of its current URL. */
-const settled = (page) => page.waitForFunction(
-  () => document.getElementById('app').dataset.renderedUrl === location.href);
+const openPage = useChromium(base, { permissions: ['clipboard-read', 'clipboard-write'] });
 
 const rowIds = (page) => page.locator('table.models tbody a.model-link').allTextContents();
 const statusOf = (page, id) =>
