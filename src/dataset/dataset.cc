@@ -200,7 +200,11 @@ Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
       return std::tie(a.model_id, a.task) < std::tie(b.model_id, b.task);
     });
     CANRUN_ASSIGN_OR_RETURN(std::string bytes, encode_parquet(merged));
-    CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+    // Rows written again as they are (a campaign's verdicts that stood) leave the file alone:
+    // readers that watch it (the Space, a sync) see no change where there is none.
+    if (auto current = read_file(path); !current.ok() || *current != bytes) {
+      CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+    }
   }
   // The folder keeps one schema version: upgrade the files older than the one just written.
   // Each under its own lock, after releasing this stack's, so two writers never wait on each

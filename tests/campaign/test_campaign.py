@@ -159,7 +159,7 @@ def test_a_new_campaign_on_a_finished_stack_runs_nothing(items, tmp_path):
     shutil.copytree(DATASET, copy)
     before = {p.name: p.stat().st_mtime_ns for p in (copy / "data").glob("*.parquet")}
     result = canrun(*campaign_command("--out", copy, "--campaign-dir", tmp_path / "campaign", "--json"))
-    assert result.returncode == 1, result.stderr  # 1: the zoo's failures stand
+    assert result.returncode == 0, result.stderr
     again = {item["model_id"]: item["result"] for item in json.loads(result.stdout)["items"]}
     assert again == {model: row.result for model, row in items.items()}
     assert " start " not in result.stderr
@@ -183,7 +183,7 @@ def test_retry_failed_runs_the_failures_again_and_marks_whether_they_held(items,
     shutil.copytree(CAMPAIGN, tmp_path / "campaign")
     result = canrun(*campaign_command("--out", copy, "--campaign-dir", tmp_path / "campaign", "--resume",
                                       "--retry", "failed"))
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr
     started = [line for line in result.stderr.splitlines() if " start " in f" {line} "]
     assert len(started) == 1 and "unknown-arch" in started[0], started
     import transformers

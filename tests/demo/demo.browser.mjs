@@ -107,7 +107,7 @@ test('failure causes on 4.57.6: one cause groups several models', async () => {
 
 test("model pages: the sharded PASS, the stack apart from the packages on top, both images", async () => {
   let page = await openPage('/model/HuggingFaceTB/SmolLM2-135M-Instruct?task=text-generation');
-  assert.match(await page.locator('.facts').textContent(), /3 cores/);
+  assert.match(await page.locator('.facts').textContent(), /Cores3Parallelismtp/);
   assert.match(await page.locator('#verified').textContent(), /judge/);
   // How to run it: the stack (the environment), then apart from it what to add on top: nothing.
   assert.match(await page.locator('#stack-summary').textContent(), /torch 2\.13\.0.*transformers 5\.18\.0/);

@@ -1,16 +1,15 @@
 """make demo, as the suite's shared campaign (demo_fixture.py ran scripts/demo.sh with
 DEMO_SERVE=0): what its dataset shows for each of the two stacks, read with pandas and canrun's
-own dataset commands, and that a second run reuses everything."""
+own dataset commands. (A second make demo, serving: test_demo_browser.py.)"""
 import json
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from demo_fixture import OPTIONS, OUT, SOURCE, environment, run_demo
+from demo_fixture import OPTIONS, OUT, SOURCE, environment
 
 DATASET = OUT / "dataset"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -34,7 +33,7 @@ def stacks():
     out = {}
     for path in files:
         table = pd.read_parquet(path)
-        versions = set(table.stack.map(lambda stack: json.loads(stack)["transformers"]))
+        versions = set(table["stack"].map(lambda stack: json.loads(stack)["transformers"]))
         assert len(versions) == 1, (path.name, versions)
         out[versions.pop()] = table.set_index(["model_id", "task"], drop=False)
     return out
@@ -232,15 +231,3 @@ def test_the_package_tiktoken_is_learned_on_top_of_each_stack(stacks, version):
     row = stacks[version].loc[("canrun-fixtures/tiny-tiktoken", "text-generation")]
     assert row.result == "PASS", row.error
     assert [package.split("==")[0] for package in row.packages] == ["tiktoken"]
-
-
-def test_a_second_demo_reuses_everything():
-    """A second run re-tests nothing: every verdict stands (resume, references, compiled
-    graphs); the dataset is not rewritten."""
-    before = {p.name: p.stat().st_mtime_ns for p in (DATASET / "data").glob("*.parquet")}
-    result, seconds = run_demo(Path(os.environ["CANRUN_BIN"]).parent, OUT)
-    assert result.returncode == 0, result.stderr[-4000:]
-    print(f"second make demo (DEMO_SERVE=0): {seconds:.1f} s")
-    assert " start " not in result.stderr and "verify " not in result.stderr, result.stderr[-4000:]
-    after = {p.name: p.stat().st_mtime_ns for p in (DATASET / "data").glob("*.parquet")}
-    assert after == before
