@@ -228,8 +228,8 @@ Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int 
   if (max_cores > 0) {
     if (profile.pinning_syntax == "count") {
       if (max_cores > host_cpus) {
-        log::info("{} worker processes share the host's {} CPUs (--cores {})", max_cores,
-                  host_cpus, max_cores);
+        log::info("{} worker processes share the host's {} CPUs (--cores {})", max_cores, host_cpus,
+                  max_cores);
       }
       host_cpus = max_cores;
     } else {
@@ -542,7 +542,8 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
 
   // Workers asked for beyond the host's CPUs (--cores on `count`) share them: the budget counts
   // them as CPUs, as it counts every worker.
-  if (cores.syntax() == "count") host.cpus = std::max(host.cpus, static_cast<double>(cores.capacity()));
+  if (cores.syntax() == "count")
+    host.cpus = std::max(host.cpus, static_cast<double>(cores.capacity()));
   CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
   Scheduler scheduler(std::move(cores), std::move(budget));
   // Checkpoints on this machine are scheduled at once; the others once fetched, in the order

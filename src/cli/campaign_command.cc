@@ -568,9 +568,10 @@ void register_campaign_command(const CommandRegistry& registry) {
   command->add_option("--out", options->out, "The dataset to record verdicts in (required)");
   command->add_option("--campaign-dir", options->campaign_dir,
                       "The campaign's folder (default: DATASET/.campaign/BACKEND)");
-  command->add_option("--cores", options->cores,
-                      "Use at most this many cores; default: all. On the cpu backend, worker processes: "
-                      "the host's CPUs by default, or N (more than the CPUs share them)");
+  command->add_option(
+      "--cores", options->cores,
+      "Use at most this many cores; default: all. On the cpu backend, worker processes: "
+      "the host's CPUs by default, or N (more than the CPUs share them)");
   command->add_option("--disk-budget", options->disk_budget_gib,
                       "GiB of the HF cache the campaign's downloads may hold at once (fetched "
                       "ahead of runs, evicted after; files you had are never touched); 0: no "

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +98,26 @@ TEST_F(DatasetTest, NewerVerdictReplacesOlderKeyedByModelAndTask) {
             VerdictResult::kPass);  // the newer one; the stale CRASH did not replace it
   EXPECT_EQ(rows[1].started_at, at_seconds(2000));
   EXPECT_EQ(rows[2].model_id, "org/b");
+}
+
+// Rows written again as they are (a campaign's verdicts that stood) leave the file untouched;
+// a changed row rewrites it.
+TEST_F(DatasetTest, UnchangedRowsLeaveTheFileAlone) {
+  const DatasetDir data(root_);
+  const std::vector<VerdictRow> rows = {full_row("org/a"),
+                                        minimal_row("org/b", VerdictResult::kPass)};
+  ASSERT_TRUE(data.upsert(rows).ok());
+  const fs::path file =
+      root_ / "data" / "neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-5.18.0.parquet";
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(file, old_time);
+  ASSERT_TRUE(data.upsert(rows).ok());
+  EXPECT_EQ(fs::last_write_time(file), old_time);
+  VerdictRow changed = minimal_row("org/b", VerdictResult::kFailCompile);
+  changed.started_at = rows[1].started_at;
+  ASSERT_TRUE(data.upsert({changed}).ok());
+  EXPECT_NE(fs::last_write_time(file), old_time);
+  EXPECT_EQ((*data.read_stack(key()))[1].result, VerdictResult::kFailCompile);
 }
 
 TEST_F(DatasetTest, InvalidRowWritesNothing) {

@@ -126,7 +126,8 @@ TEST(ErrorSignatureTest, EqualFailuresGroup) {
 TEST(ErrorSignatureTest, ArchitecturesTheStackLacksAreOneCause) {
   const auto unknown = [](const std::string& model_type) {
     return error_signature("ValueError: The checkpoint you are trying to load has model type `" +
-                               model_type + "` but Transformers does not recognize this "
+                               model_type +
+                               "` but Transformers does not recognize this "
                                "architecture.\n",
                            {"ValueError", "KeyError"});
   };

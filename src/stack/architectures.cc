@@ -43,8 +43,8 @@ Result<ArchitectureAnswers> TransformersArchitectures::check(
     }
   }
   // The cached names answer; the rest are asked in one import, then added to the cache.
-  const auto key = std::filesystem::path("transformers-" + answers.library_version) /
-                   "architectures.json";
+  const auto key =
+      std::filesystem::path("transformers-" + answers.library_version) / "architectures.json";
   const auto answers_all = [&](const nlohmann::json& known) {
     return known.is_object() && std::all_of(ask.begin(), ask.end(), [&](const std::string& n) {
              return known.contains(n) && known[n].is_boolean();

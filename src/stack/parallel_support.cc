@@ -57,26 +57,25 @@ ParallelSupport support_of(const nlohmann::json& answer, const std::string& libr
 //! The cache's folder of one transformers version: transformers-<version>.
 constexpr std::string_view kVersionPrefix = "transformers-";
 
-std::filesystem::path cache_key(const std::string& library_version,
-                                const std::string& model_type) {
+std::filesystem::path cache_key(const std::string& library_version, const std::string& model_type) {
   return std::filesystem::path(std::string(kVersionPrefix) + library_version) / "parallel" /
          (model_type + ".json");
 }
 
 //! The probe's answers for `model_types` (every one a safe name), in their order, each with
 //! the stack's transformers version.
-Result<std::vector<nlohmann::json>> ask(const StackPython& python, const std::string& library_version,
+Result<std::vector<nlohmann::json>> ask(const StackPython& python,
+                                        const std::string& library_version,
                                         const std::vector<std::string>& model_types) {
-  CANRUN_ASSIGN_OR_RETURN(nlohmann::json json,
-                          python.ask("the parallel probe", kProbe,
-                                     {nlohmann::json(model_types).dump()}));
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json json, python.ask("the parallel probe", kProbe,
+                                                          {nlohmann::json(model_types).dump()}));
   if (!json.is_object() || !json.contains("answers") || !json["answers"].is_array() ||
       json["answers"].size() != model_types.size()) {
     return corrupt("the parallel probe's answer is not the JSON object expected");
   }
   if (json.value("transformers", "") != library_version) {
-    return corrupt(fmt::format("the stack reported transformers {} but imports {}",
-                               library_version, json.value("transformers", "?")));
+    return corrupt(fmt::format("the stack reported transformers {} but imports {}", library_version,
+                               json.value("transformers", "?")));
   }
   std::vector<nlohmann::json> answers;
   for (std::size_t index = 0; index < model_types.size(); ++index) {
@@ -129,18 +128,16 @@ Result<ParallelSupport> probe_parallel_support(const StackPython& python,
                                         quote_for_message(library_version)));
   }
   const auto key = cache_key(library_version, model_type);
-  CANRUN_ASSIGN_OR_RETURN(nlohmann::json answer,
-                          python.cached(key, is_answer, [&]() -> Result<nlohmann::json> {
-                            CANRUN_ASSIGN_OR_RETURN(auto answers,
-                                                    ask(python, library_version, {model_type}));
-                            const nlohmann::json& asked = answers.front();
-                            if (asked.contains("error")) {
-                              return not_found(fmt::format(
-                                  "the parallel probe could not make a {} config: {}", model_type,
-                                  asked.value("error", "")));
-                            }
-                            return asked;
-                          }));
+  CANRUN_ASSIGN_OR_RETURN(
+      nlohmann::json answer, python.cached(key, is_answer, [&]() -> Result<nlohmann::json> {
+        CANRUN_ASSIGN_OR_RETURN(auto answers, ask(python, library_version, {model_type}));
+        const nlohmann::json& asked = answers.front();
+        if (asked.contains("error")) {
+          return not_found(fmt::format("the parallel probe could not make a {} config: {}",
+                                       model_type, asked.value("error", "")));
+        }
+        return asked;
+      }));
   return support_of(answer, library_version);
 }
 
