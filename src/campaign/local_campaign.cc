@@ -242,48 +242,23 @@ Result<CoreAllocator> machine_cores(const backend::BackendProfile& profile, int 
   return CoreAllocator::for_profile(limited, host_cpus);
 }
 
-//! Whether `folder` holds whole safetensors weights: one file (transformers' model.safetensors,
-//! diffusers' diffusion_pytorch_model.safetensors) or an index with every shard it names.
-bool has_whole_weights(const fs::path& folder) {
-  for (const std::string name : {"model", "diffusion_pytorch_model"}) {
-    if (fs::is_regular_file(folder / (name + ".safetensors"))) return true;
-    auto index = read_file(folder / (name + ".safetensors.index.json"));
-    if (!index.ok()) continue;
-    const auto json = nlohmann::json::parse(*index, nullptr, /*allow_exceptions=*/false);
-    if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
-      return false;
-    }
-    for (const auto& [tensor, shard] : json["weight_map"].items()) {
-      if (!shard.is_string() || !fs::is_regular_file(folder / shard.get<std::string>())) {
-        return false;
-      }
-    }
-    return true;
-  }
-  return false;
-}
-
-//! Whether the HF cache holds the item's checkpoint at its planned commit: config.json and the
-//! safetensors weights (every shard the index names), not just what planning fetched; for a
-//! diffusers pipeline, model_index.json and every component's folder, with the weights of each
-//! component that has a config.json (models; schedulers and tokenizers have none).
+//! Whether the HF cache holds the item's checkpoint at its planned commit: its config
+//! (config.json, or a pipeline's model_index.json) and every safetensors header the hub reader
+//! needs (each shard an index names, each pipeline component's weights), not just what planning
+//! fetched.
 bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
   auto id = ModelId::parse(item.model_id);
   auto revision = Revision::parse(item.revision.empty() ? "main" : item.revision);
   if (!id.ok() || !revision.ok()) return false;
   const auto snapshot = cache.snapshot_dir(*id, *revision);
   if (!snapshot) return false;
-  if (auto text = read_file(*snapshot / "model_index.json"); text.ok()) {
-    const auto index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!index.is_object()) return false;
-    for (const hub::PipelineComponent& component : hub::pipeline_components(index)) {
-      const fs::path folder = *snapshot / component.name;
-      if (!fs::is_directory(folder)) return false;
-      if (fs::is_regular_file(folder / "config.json") && !has_whole_weights(folder)) return false;
-    }
-    return true;
-  }
-  return fs::is_regular_file(*snapshot / "config.json") && has_whole_weights(*snapshot);
+  hub::LocalCheckpointFiles files(*snapshot, snapshot->string());
+  const std::vector<std::string> listed = files.list();
+  const auto has = [&](std::string_view name) {
+    return std::find(listed.begin(), listed.end(), name) != listed.end();
+  };
+  if (!has("config.json") && !has(hub::kPipelineIndexFile)) return false;
+  return hub::read_checkpoint_headers(files, listed).ok();
 }
 
 //! Checkpoints a campaign fetches ahead of their runs, in the order the scheduler prefers.
