@@ -18,9 +18,6 @@ ZOO = {
   ("HuggingFaceTB/SmolLM2-135M-Instruct", 412_000, 21, 640, "transformers"),
   ("canrun-fixtures/tiny-llama", 310_000, 9, 41, "transformers"),
   ("canrun-fixtures/tiny-qwen3", 280_500, 34, 52, "transformers"),
-  ("canrun-fixtures/tiny-qwen2", 190_200, 4, 18, "transformers"),
-  ("canrun-fixtures/tiny-mistral", 150_900, 3, 22, "transformers"),
-  ("canrun-fixtures/tiny-gemma", 120_400, 12, 30, "transformers"),
   ("canrun-fixtures/tiny-phi3", 98_000, 2, 11, "transformers"),
   ("canrun-fixtures/tiny-gpt2", 87_300, 1, 64, "transformers"),
   ("canrun-fixtures/tiny-phimoe", 61_000, 15, 27, "transformers"),
@@ -39,20 +36,17 @@ ZOO = {
  "image-text-to-text": [("canrun-fixtures/tiny-llava", 75_000, 11, 33, "transformers")],
  "sentence-similarity": [
   ("sentence-transformers/all-MiniLM-L6-v2", 980_000, 25, 4100, "sentence-transformers"),
-  ("canrun-fixtures/tiny-bert-embedder", 210_000, 6, 40, "sentence-transformers"),
   ("canrun-fixtures/tiny-qwen3-embedder", 150_000, 30, 77, "sentence-transformers"),
   ("canrun-fixtures/tiny-xlmr-embedder", 99_000, 4, 21, "sentence-transformers"),
   ("canrun-fixtures/tiny-mpnet-embedder", 65_000, 3, 19, "sentence-transformers"),
  ],
  "text-classification": [
   ("canrun-fixtures/tiny-distilbert-classifier", 330_000, 7, 55, "transformers"),
-  ("canrun-fixtures/tiny-roberta-classifier", 120_000, 9, 31, "transformers"),
   ("canrun-fixtures/tiny-bert-classifier", 88_000, 3, 12, "transformers"),
  ],
  "fill-mask": [
   ("canrun-fixtures/tiny-bert-mlm", 560_000, 5, 80, "transformers"),
   ("canrun-fixtures/tiny-roberta-mlm", 240_000, 4, 44, "transformers"),
-  ("canrun-fixtures/tiny-xlmr-mlm", 170_000, 8, 37, "transformers"),
  ],
  "token-classification": [
   ("canrun-fixtures/tiny-bert-ner", 140_000, 6, 29, "transformers"),

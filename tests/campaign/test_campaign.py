@@ -142,12 +142,12 @@ def test_a_missing_package_is_learned_on_top_and_the_stack_left_alone(table, tmp
     stack = subprocess.run([os.environ["CANRUN_PYTHON"], "-c", "import tiktoken"], capture_output=True)
     assert stack.returncode != 0, "tiktoken was installed into the stack itself"
     # canrun test learns it the same way.
-    result = canrun("test", "canrun-fixtures/tiny-tiktoken", *OPTIONS, "--tokens", "4", "--json")
+    result = canrun("test", "canrun-fixtures/tiny-tiktoken", *OPTIONS, "--json")
     tested = json.loads(result.stdout)
     assert (tested["result"], tested["packages"]) == ("PASS", learned)
     # With no wheel to be had, the load failure stays, saying why.
     env = dict(environment(), CANRUN_CACHE=str(tmp_path / "cache"), PIP_FIND_LINKS=str(tmp_path))
-    result = canrun("test", "canrun-fixtures/tiny-tiktoken", *OPTIONS, "--tokens", "4", "--json", env=env)
+    result = canrun("test", "canrun-fixtures/tiny-tiktoken", *OPTIONS, "--json", env=env)
     failed = json.loads(result.stdout)
     assert failed["result"] == "FAIL_LOAD" and failed["packages"] == []
     assert "installing tiktoken on top of the stack failed" in failed["error"]

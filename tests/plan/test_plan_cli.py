@@ -9,11 +9,18 @@ SOURCE = os.environ["CANRUN_SOURCE_DIR"]
 FIXTURES = os.path.join(SOURCE, ".cache", "fixtures")
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One canrun cache for the module: the stack is probed once (its versions and which model
+    types have parallel plans), not once per test."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture
-def plan(canrun, tmp_path):
+def plan(canrun, cache):
     def run(*args):
         return canrun("plan", *args, env={"HF_HOME": FIXTURES, "HF_HUB_OFFLINE": "1",
-                                          "CANRUN_CACHE": str(tmp_path / "cache")})
+                                          "CANRUN_CACHE": str(cache)})
     return run
 
 

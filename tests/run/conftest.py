@@ -38,7 +38,7 @@ def fault_profile(directory, function, env=None):
     return path
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def canrun_test(canrun_bin, hf_home, cache_dir):
     """Runs `canrun test MODEL --json ...`; returns (exit code, verdict row or None, stderr)."""
 

