@@ -18,7 +18,6 @@ ZOO = {
   ("HuggingFaceTB/SmolLM2-135M-Instruct", 412_000, 21, 640, "transformers"),
   ("canrun-fixtures/tiny-llama", 310_000, 9, 41, "transformers"),
   ("canrun-fixtures/tiny-qwen3", 280_500, 34, 52, "transformers"),
-  ("canrun-fixtures/tiny-phi3", 98_000, 2, 11, "transformers"),
   ("canrun-fixtures/tiny-gpt2", 87_300, 1, 64, "transformers"),
   ("canrun-fixtures/tiny-phimoe", 61_000, 15, 27, "transformers"),
   ("canrun-fixtures/tiny-nanochat", 45_800, 88, 120, "transformers"),
@@ -30,7 +29,6 @@ ZOO = {
   ("canrun-fixtures/remote-code", 9_900, 7, 5, "transformers"),
   ("canrun-fixtures/no-weights", 6_100, 2, 3, "transformers"),
   ("canrun-fixtures/unknown-arch", 4_200, 5, 2, "transformers"),
-  ("canrun-fixtures/tiny-opt", 3_900, 1, 9, "transformers"),
   ("canrun-fixtures/tiny-llama-4l", 2_600, 1, 4, "transformers"),
  ],
  "image-text-to-text": [("canrun-fixtures/tiny-llava", 75_000, 11, 33, "transformers")],
@@ -42,14 +40,12 @@ ZOO = {
  ],
  "text-classification": [
   ("canrun-fixtures/tiny-distilbert-classifier", 330_000, 7, 55, "transformers"),
-  ("canrun-fixtures/tiny-bert-classifier", 88_000, 3, 12, "transformers"),
  ],
  "fill-mask": [
   ("canrun-fixtures/tiny-bert-mlm", 560_000, 5, 80, "transformers"),
   ("canrun-fixtures/tiny-roberta-mlm", 240_000, 4, 44, "transformers"),
  ],
  "token-classification": [
-  ("canrun-fixtures/tiny-bert-ner", 140_000, 6, 29, "transformers"),
   ("canrun-fixtures/tiny-electra-ner", 36_000, 2, 7, "transformers"),
  ],
  "text-to-image": [

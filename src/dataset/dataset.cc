@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -173,14 +174,16 @@ Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
     CANRUN_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(lock_path(root_, key)));
     const fs::path path = file_of(key);
     std::vector<VerdictRow> merged;
+    std::optional<std::string> current;  // the file's bytes as they are, read once
     if (fs::exists(path)) {
-      auto stored = read_parquet_rows(path);
+      CANRUN_ASSIGN_OR_RETURN(current, read_file(path));
+      auto stored = decode_parquet(*current);
       if (!stored.ok()) {
         return corrupt(fmt::format(
             "{}: {}; not overwriting it, since its rows would be lost (move it aside first)",
             path.string(), stored.error().message()));
       }
-      merged = std::move(*stored);
+      merged = std::move(stored->rows);
     }
     std::map<RowKey, std::size_t> index;
     for (std::size_t idx = 0; idx < merged.size(); ++idx) {
@@ -202,7 +205,7 @@ Status DatasetDir::upsert(std::vector<VerdictRow> rows) const {
     CANRUN_ASSIGN_OR_RETURN(std::string bytes, encode_parquet(merged));
     // Rows written again as they are (a campaign's verdicts that stood) leave the file alone:
     // readers that watch it (the Space, a sync) see no change where there is none.
-    if (auto current = read_file(path); !current.ok() || *current != bytes) {
+    if (current != bytes) {
       CANRUN_RETURN_IF_ERROR(write_file_atomically(path, bytes));
     }
   }

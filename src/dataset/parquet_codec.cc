@@ -309,12 +309,10 @@ Status read_array(const arrow::ChunkedArray& chunks, const ColumnSpec& column,
       column.member);
 }
 
-//! Opens a file after checking the Parquet magic at both ends, for clear messages.
+//! Opens Parquet data (a file, or bytes in memory) after checking the magic at both ends, for
+//! clear messages.
 Result<std::unique_ptr<parquet::arrow::FileReader>> open_checked(
-    const std::filesystem::path& path) {
-  auto opened = arrow::io::ReadableFile::Open(path.string());
-  if (!opened.ok()) return io_error(fmt::format("cannot open: {}", opened.status().message()));
-  std::shared_ptr<arrow::io::ReadableFile> file = *opened;
+    std::shared_ptr<arrow::io::RandomAccessFile> file) {
   auto size = file->GetSize();
   if (!size.ok()) return io_error(fmt::format("cannot stat: {}", size.status().message()));
   if (*size < 12) {
@@ -338,6 +336,13 @@ Result<std::unique_ptr<parquet::arrow::FileReader>> open_checked(
   } catch (const parquet::ParquetException& error) {
     return corrupt(fmt::format("unreadable Parquet footer: {}", error.what()));
   }
+}
+
+Result<std::unique_ptr<parquet::arrow::FileReader>> open_checked(
+    const std::filesystem::path& path) {
+  auto opened = arrow::io::ReadableFile::Open(path.string());
+  if (!opened.ok()) return io_error(fmt::format("cannot open: {}", opened.status().message()));
+  return open_checked(*opened);
 }
 
 //! The file's schema version, after checking its columns against that version.
@@ -380,8 +385,10 @@ Result<std::string> encode_parquet(std::span<const VerdictRow> rows) {
   return (*buffer)->ToString();
 }
 
-Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
-  CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
+namespace {
+
+//! Every row of the Parquet data the reader opened (read_parquet_file, decode_parquet).
+Result<StoredRows> read_rows(std::unique_ptr<parquet::arrow::FileReader> reader) {
   try {
     CANRUN_ASSIGN_OR_RETURN(const FileSchema file_schema, checked_schema(*reader));
     reader->set_use_threads(true);  // decode columns in parallel on Arrow's CPU pool
@@ -414,6 +421,20 @@ Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
   } catch (const parquet::ParquetException& error) {
     return corrupt(fmt::format("unreadable Parquet data: {}", error.what()));
   }
+}
+
+}  // namespace
+
+Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
+  CANRUN_ASSIGN_OR_RETURN(auto reader, open_checked(path));
+  return read_rows(std::move(reader));
+}
+
+Result<StoredRows> decode_parquet(std::string bytes) {
+  const std::shared_ptr<arrow::Buffer> buffer = arrow::Buffer::FromString(std::move(bytes));
+  CANRUN_ASSIGN_OR_RETURN(auto reader,
+                          open_checked(std::make_shared<arrow::io::BufferReader>(buffer)));
+  return read_rows(std::move(reader));
 }
 
 Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path) {

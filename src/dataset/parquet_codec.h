@@ -48,6 +48,8 @@ struct StoredRows {
 //! canrun reads, a column missing or of the wrong type, a null where none is allowed, an
 //! unknown result.
 Result<StoredRows> read_parquet_file(const std::filesystem::path& path);
+//! read_parquet_file of Parquet bytes already in memory (the same checks and errors).
+Result<StoredRows> decode_parquet(std::string bytes);
 //! read_parquet_file without the version.
 Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path);
 

@@ -215,4 +215,19 @@ Result<Overlay> install_on_top(const stack::StackPython& python,
   return build_overlay(python, sorted, dir);
 }
 
+Result<Overlay> install_what_can_be_had(const stack::StackPython& python,
+                                        const std::vector<std::string>& distributions,
+                                        const fs::path& overlays_root) {
+  auto overlay = install_on_top(python, distributions, overlays_root);
+  if (overlay.ok() || distributions.size() < 2) return overlay;
+  std::vector<std::string> installable;
+  for (const std::string& name : distributions) {
+    if (install_on_top(python, {name}, overlays_root).ok()) installable.push_back(name);
+  }
+  if (installable.empty()) return overlay;
+  log::info("{} could not all be installed on top of the stack; trying with {}",
+            fmt::join(distributions, ", "), fmt::join(installable, ", "));
+  return install_on_top(python, installable, overlays_root);
+}
+
 }  // namespace canrun::run

@@ -73,4 +73,12 @@ Result<Overlay> install_on_top(const stack::StackPython& python,
                                const std::vector<std::string>& distributions,
                                const std::filesystem::path& overlays_root);
 
+//! install_on_top of what a load failure asks for: all of `distributions`, or, when they cannot
+//! all be had, those that can (a traceback may name what a failed fallback also wanted:
+//! transformers 4 mentions protobuf after tiktoken is missing). The error of the whole set when
+//! none can be installed.
+Result<Overlay> install_what_can_be_had(const stack::StackPython& python,
+                                        const std::vector<std::string>& distributions,
+                                        const std::filesystem::path& overlays_root);
+
 }  // namespace canrun::run

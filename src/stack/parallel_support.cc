@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "core/atomic_file.h"
@@ -97,11 +98,9 @@ void warm_parallel_support(const StackPython& python, const std::string& library
                            const std::vector<std::string>& model_types) {
   if (!is_safe_name(library_version)) return;
   std::vector<std::string> missing;
+  std::set<std::string> seen;
   for (const std::string& model_type : model_types) {
-    if (!is_safe_name(model_type) ||
-        std::find(missing.begin(), missing.end(), model_type) != missing.end()) {
-      continue;
-    }
+    if (!is_safe_name(model_type) || !seen.insert(model_type).second) continue;
     std::error_code error;
     if (!std::filesystem::exists(python.cache_root() / cache_key(library_version, model_type),
                                  error)) {

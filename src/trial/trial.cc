@@ -343,20 +343,7 @@ Result<std::optional<run::ScriptRun>> retry_with_packages(
   std::optional<run::ScriptRun> retried;
   if (!wanted.distributions.empty()) {
     const fs::path overlays = trial.cache_dir / "overlays";
-    auto overlay = run::install_on_top(python, wanted.distributions, overlays);
-    if (!overlay.ok() && wanted.distributions.size() > 1) {
-      // A traceback names what one failed attempt's fallback also wanted (transformers 4
-      // mentions protobuf after tiktoken is missing): install those that can be had, try again.
-      std::vector<std::string> installable;
-      for (const std::string& name : wanted.distributions) {
-        if (run::install_on_top(python, {name}, overlays).ok()) installable.push_back(name);
-      }
-      if (!installable.empty()) {
-        log::info("{} could not all be installed on top of the stack; trying with {}",
-                  fmt::join(wanted.distributions, ", "), fmt::join(installable, ", "));
-        overlay = run::install_on_top(python, installable, overlays);
-      }
-    }
+    auto overlay = run::install_what_can_be_had(python, wanted.distributions, overlays);
     if (overlay.ok()) {
       log::info("retrying {} with {} on top of the stack", trial.checkpoint.model_id,
                 fmt::join(overlay->packages, " "));

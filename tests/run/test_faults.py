@@ -77,7 +77,8 @@ def test_broken_reference(canrun_test, tmp_path):
     reference = (tmp_path / "broken-reference.toml")
     text = open(os.path.join(os.environ["CANRUN_SOURCE_DIR"], "backends", "reference.toml")).read()
     reference.write_text(text.replace('packages = [', 'import = ["canrun_no_such_module"]\npackages = ['))
-    code, row, err = canrun_test("canrun-fixtures/tiny-qwen2", "--reference-backend", reference)
+    code, row, err = canrun_test("canrun-fixtures/tiny-qwen2", "--reference-backend", reference,
+                                 "--backend", fault_profile(tmp_path, "passing"))
     assert code == 1, err
     assert row["result"] == "REFERENCE_FAIL"
     assert "the CPU reference failed (FAIL_LOAD)" in row["error"]

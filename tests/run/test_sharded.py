@@ -62,11 +62,13 @@ def test_moe_without_tp_plan_runs_expert_parallel(canrun, canrun_test):
     assert row["judge_score"] < row["judge_threshold"]
 
 
-def test_random_dense_model_sharded_fails_the_judge(canrun, canrun_test):
+def test_random_dense_model_sharded_fails_the_judge(canrun, canrun_test, tmp_path):
     model = "canrun-fixtures/tiny-qwen2"
     memory = memory_for_two_cores(canrun, model)
     assert (planned(canrun, model, *memory)["cores"], planned(canrun, model, *memory)["parallelism"]) == (2, "tp")
-    code, row, err = canrun_test(model, *memory)
+    # The graph runs uncompiled (what fails is the text, whatever compiled it; the real SmolLM2
+    # passes on 3 cores through TorchInductor in the demo, tiny PhiMoE on 2 in the test above).
+    code, row, err = canrun_test(model, *memory, "--backend", fault_profile(tmp_path, "passing"))
     assert row is not None, err
     assert code == 1
     assert row["result"] == "FAIL_JUDGE"
