@@ -144,9 +144,9 @@ def test_a_failure_cause_groups_more_than_one_model(stacks):
 
 
 # The zoo's fixtures of each family (demo/make_rankings.py): one or two per family, which is what
-# keeps the suite within its time. The suite's own tests run the others that the project builds
-# (tiny Mistral, Qwen2, Gemma, the BERT classifier and NER model), and bench/calibrate_thresholds.py
-# calibrates on every encoder fixture.
+# keeps the suite within its time. The project's other fixtures are loaded and run eagerly under
+# both stacks by fixtures_load_test; tiny Mistral and Gemma pass through TorchInductor in the
+# campaign and fleet tests, and bench/calibrate_thresholds.py compiles every encoder fixture.
 DECODERS = ["tiny-llama", "tiny-qwen3", "tiny-gpt2", "tiny-phimoe"]
 ENCODERS = {"tiny-distilbert-classifier": "text-classification", "tiny-bert-mlm": "fill-mask",
             "tiny-roberta-mlm": "fill-mask", "tiny-electra-ner": "token-classification"}
