@@ -430,8 +430,10 @@ Result<StoredRows> read_parquet_file(const std::filesystem::path& path) {
   return read_rows(std::move(reader));
 }
 
-Result<StoredRows> decode_parquet(std::string bytes) {
-  const std::shared_ptr<arrow::Buffer> buffer = arrow::Buffer::FromString(std::move(bytes));
+Result<StoredRows> decode_parquet(std::string_view bytes) {
+  // A view of the caller's bytes, not a copy.
+  const auto buffer = std::make_shared<arrow::Buffer>(
+      reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<std::int64_t>(bytes.size()));
   CANRUN_ASSIGN_OR_RETURN(auto reader,
                           open_checked(std::make_shared<arrow::io::BufferReader>(buffer)));
   return read_rows(std::move(reader));

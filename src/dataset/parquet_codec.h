@@ -14,6 +14,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -48,8 +49,9 @@ struct StoredRows {
 //! canrun reads, a column missing or of the wrong type, a null where none is allowed, an
 //! unknown result.
 Result<StoredRows> read_parquet_file(const std::filesystem::path& path);
-//! read_parquet_file of Parquet bytes already in memory (the same checks and errors).
-Result<StoredRows> decode_parquet(std::string bytes);
+//! read_parquet_file of Parquet bytes already in memory (the same checks and errors); the rows
+//! own their data, `bytes` need outlive the call only.
+Result<StoredRows> decode_parquet(std::string_view bytes);
 //! read_parquet_file without the version.
 Result<std::vector<VerdictRow>> read_parquet_rows(const std::filesystem::path& path);
 
