@@ -44,10 +44,12 @@ def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(runs, hf_home, tm
     python = os.environ.get("CANRUN_PYTHON", sys.executable)
     result = subprocess.run([python, "run.py"], cwd=script.parent, env=env, capture_output=True, text=True,
                             timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = next(l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT "))
+    line = next((l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")), None)
+    assert line is not None, f"no result line (status {result.returncode}):\n{result.stderr[-3000:]}"
     alone = json.loads(line[len("CANRUN_RESULT "):])
-    assert alone["ok"] and alone["text"] == row["output_text"]
+    assert result.returncode == 0 and alone["ok"], \
+        f"status {result.returncode}, stage {alone.get('stage')}:\n{alone.get('error')}\n{result.stderr[-3000:]}"
+    assert alone["text"] == row["output_text"]
     assert len(alone["tokens"]) == 32
     # Run alone, it is given no reference: no teacher-forced pass, no agreement. Under canrun
     # it was given one (reference.json beside it) and reported the pass, compiling nothing new.
