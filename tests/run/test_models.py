@@ -34,13 +34,18 @@ def test_reference_is_reused(runs):
     assert second["output_text"] == first["output_text"]
 
 
-def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(runs, hf_home, tmp_path):
+def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(runs, hf_home, cache_dir, tmp_path):
     row = runs["first"]
     script = tmp_path / "elsewhere" / "run.py"
     script.parent.mkdir()
     script.write_text(row["run_py"])
+    # A bare environment but for the compile cache canrun filled (as its compile-cache command
+    # gives a user): the script needs nothing else of canrun's, and its graphs are not compiled
+    # a third time.
+    compiled = cache_dir / "compile" / "cpu" / f"inductor-{row['compiler_version']}"
+    assert compiled.is_dir()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1",
-           "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+           "TORCHINDUCTOR_CACHE_DIR": str(compiled)}
     python = os.environ.get("CANRUN_PYTHON", sys.executable)
     result = subprocess.run([python, "run.py"], cwd=script.parent, env=env, capture_output=True, text=True,
                             timeout=600)
@@ -51,6 +56,7 @@ def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(runs, hf_home, tm
         f"status {result.returncode}, stage {alone.get('stage')}:\n{alone.get('error')}\n{result.stderr[-3000:]}"
     assert alone["text"] == row["output_text"]
     assert len(alone["tokens"]) == 32
+    assert alone["compile_cache"]["hits"] > 0, alone["compile_cache"]
     # Run alone, it is given no reference: no teacher-forced pass, no agreement. Under canrun
     # it was given one (reference.json beside it) and reported the pass, compiling nothing new.
     assert not any(key.startswith("agreement") for key in alone)
