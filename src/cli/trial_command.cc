@@ -51,17 +51,15 @@ void print_verdict(const trial::TrialOutcome& outcome) {
     std::cout << fmt::format("cores     {} ({})\n", *row.cores, row.parallelism.value_or("none"));
   }
   if (row.runtime_s) {
-    // Generation measures its 32 tokens; the other tasks one pass over their fixed inputs, with
-    // their own throughput (sentences/s, steps/s).
-    const bool decodes = row.throughput_unit.value_or("tokens/s") == "tokens/s";
+    // Generation measures its tokens (throughput: decode tokens/s); the other tasks one pass over
+    // their fixed inputs (sentences/s, steps/s).
     std::cout << fmt::format("time      {} in all: load {}, compile {}, {} {}",
                              seconds(row.runtime_s), seconds(row.load_s), seconds(row.compile_s),
-                             decodes ? "generate" : "run", seconds(row.generate_s));
+                             row.throughput_unit == "tokens/s" ? "generate" : "run",
+                             seconds(row.generate_s));
     if (row.ttft_s) std::cout << fmt::format(" (first token {})", seconds(row.ttft_s));
-    if (decodes && row.decode_tokens_per_s)
-      std::cout << fmt::format(", {:.1f} tokens/s", *row.decode_tokens_per_s);
-    if (!decodes && row.throughput)
-      std::cout << fmt::format(", {:.1f} {}", *row.throughput, *row.throughput_unit);
+    if (row.throughput)
+      std::cout << fmt::format(", {:.1f} {}", *row.throughput, row.throughput_unit.value_or(""));
     std::cout << '\n';
   }
   if (row.peak_device_memory_bytes) {

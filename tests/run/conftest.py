@@ -40,13 +40,17 @@ def fault_profile(directory, function, env=None):
 
 @pytest.fixture(scope="module")
 def canrun_test(canrun_bin, hf_home, cache_dir):
-    """Runs `canrun test MODEL --json ...`; returns (exit code, verdict row or None, stderr)."""
+    """Runs `canrun test MODEL --json ...`; returns (exit code, verdict row or None, stderr).
+    With printed=True, without --json: (exit code, the verdict as printed, stderr)."""
 
-    def run(model, *args, timeout=900):
+    def run(model, *args, timeout=900, printed=False):
         env = dict(os.environ, HF_HOME=str(hf_home), NO_COLOR="1")
         env.pop("HF_HUB_CACHE", None)
-        result = subprocess.run([str(canrun_bin), "test", model, "--json", "--cache", str(cache_dir), *map(str, args)],
+        result = subprocess.run([str(canrun_bin), "test", model, *([] if printed else ["--json"]), "--cache",
+                                 str(cache_dir), *map(str, args)],
                                 capture_output=True, text=True, env=env, timeout=timeout)
+        if printed:
+            return result.returncode, result.stdout, result.stderr
         row = json.loads(result.stdout) if result.stdout.strip().startswith("{") else None
         return result.returncode, row, result.stderr
 

@@ -53,15 +53,13 @@ def test_a_crash_and_a_timeout_of_an_encoder_get_their_verdicts(canrun_test, tmp
     assert row["result"] == result, row["error"]
 
 
-def test_the_printed_verdict_of_an_encoder_gives_its_own_throughput(canrun_bin, hf_home, cache_dir):
+def test_the_printed_verdict_of_an_encoder_gives_its_own_throughput(canrun_test):
     # What a user reads after canrun test (no --json): one pass over the inputs, not "generate",
     # and sentences/s. Eager (the reference backend): the words are checked, not the compiler.
-    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", NO_COLOR="1")
-    result = subprocess.run([str(canrun_bin), "test", "canrun-fixtures/tiny-bert-classifier", "--task",
-                             "text-classification", "--backend", "reference", "--cache", str(cache_dir)],
-                            capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr
-    lines = {line[:10].strip(): line[10:] for line in result.stdout.splitlines()}
+    code, printed, err = canrun_test("canrun-fixtures/tiny-bert-classifier", "--task", "text-classification",
+                                     "--backend", "reference", printed=True)
+    assert code == 0, err
+    lines = {line[:10].strip(): line[10:] for line in printed.splitlines()}
     assert lines["result"] == "PASS"
     assert ", run " in lines["time"] and "generate" not in lines["time"], lines["time"]
     assert lines["time"].endswith(" sentences/s"), lines["time"]
