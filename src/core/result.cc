@@ -1,5 +1,8 @@
 #include "core/result.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace canrun {
 
 std::string_view error_code_name(ErrorCode code) {
@@ -40,5 +43,20 @@ Error Error::with_reason(std::string_view reason, std::vector<std::string> subje
   if (!subjects.empty()) out.subjects_ = std::move(subjects);
   return out;
 }
+
+namespace result_detail {
+
+void value_of_error(const Error& error) {
+  std::fprintf(stderr, "canrun: internal error: value() of a Result holding an error (%s: %s)\n",
+               std::string(error_code_name(error.code())).c_str(), error.message().c_str());
+  std::abort();
+}
+
+void error_of_value() {
+  std::fprintf(stderr, "canrun: internal error: error() of a Result holding a value\n");
+  std::abort();
+}
+
+}  // namespace result_detail
 
 }  // namespace canrun

@@ -8,7 +8,6 @@
 // Thread safety: Result and Error are values; const methods may be called from many threads.
 #pragma once
 
-#include <cassert>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,9 +35,9 @@ std::string_view error_code_name(ErrorCode code);
 //! the message, so a caller that adds context never changes what an error means.
 namespace reason {
 inline constexpr std::string_view kNoSafetensors = "no_safetensors";  //!< no weights to load
-inline constexpr std::string_view kGated = "gated";        //!< the token has no access
-inline constexpr std::string_view kNotCached = "not_cached";  //!< not in the HF cache
-inline constexpr std::string_view kNotFound = "not_found";    //!< no such model or file
+inline constexpr std::string_view kGated = "gated";                   //!< the token has no access
+inline constexpr std::string_view kNotCached = "not_cached";          //!< not in the HF cache
+inline constexpr std::string_view kNotFound = "not_found";            //!< no such model or file
 inline constexpr std::string_view kBusy = "busy";  //!< held by another process (a lock)
 inline constexpr std::string_view kBadParameter = "bad_parameter";  //!< a named input is wrong
 }  // namespace reason
@@ -79,6 +78,13 @@ inline Error internal_error(std::string message) {
   return {ErrorCode::kInternal, std::move(message)};
 }
 
+namespace result_detail {
+//! Reports a Result read in the wrong state (value() of an error, error() of a value) on stderr
+//! and aborts, in every build type: a bug in canrun, never a user's input.
+[[noreturn]] void value_of_error(const Error& error);
+[[noreturn]] void error_of_value();
+}  // namespace result_detail
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -88,19 +94,35 @@ class [[nodiscard]] Result {
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
 
-  //! The value; only when ok().
-  const T& value() const& { return *std::get_if<T>(&state_); }
-  T& value() & { return *std::get_if<T>(&state_); }
-  T&& value() && { return std::move(*std::get_if<T>(&state_)); }
+  //! The value; only when ok(), else canrun aborts with the error's message.
+  const T& value() const& {
+    check_value();
+    return *std::get_if<T>(&state_);
+  }
+  T& value() & {
+    check_value();
+    return *std::get_if<T>(&state_);
+  }
+  T&& value() && {
+    check_value();
+    return std::move(*std::get_if<T>(&state_));
+  }
   const T& operator*() const& { return value(); }
   T& operator*() & { return value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
 
-  //! The error; only when !ok().
-  const Error& error() const { return *std::get_if<Error>(&state_); }
+  //! The error; only when !ok(), else canrun aborts.
+  const Error& error() const {
+    if (const Error* error = std::get_if<Error>(&state_)) return *error;
+    result_detail::error_of_value();
+  }
 
  private:
+  void check_value() const {
+    if (const Error* error = std::get_if<Error>(&state_)) result_detail::value_of_error(*error);
+  }
+
   std::variant<T, Error> state_;
 };
 
@@ -112,7 +134,11 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
-  const Error& error() const { return error_; }
+  //! The error; only when !ok(), else canrun aborts.
+  const Error& error() const {
+    if (!failed_) result_detail::error_of_value();
+    return error_;
+  }
 
  private:
   Error error_{ErrorCode::kInternal, ""};

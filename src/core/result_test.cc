@@ -65,5 +65,23 @@ TEST(ResultTest, MoveOnlyValues) {
   EXPECT_EQ(*taken, 7);
 }
 
+// Reading a Result in the wrong state is a bug in canrun: it aborts with a message in every build
+// type (the suite builds RelWithDebInfo, with NDEBUG), never undefined behaviour.
+TEST(ResultDeathTest, ValueOfAnErrorAbortsNamingTheError) {
+  const Result<int> bad = parse_positive(-1);
+  EXPECT_DEATH(
+      (void)bad.value(),
+      "value\\(\\) of a Result holding an error \\(invalid_argument: value must be positive\\)");
+  EXPECT_DEATH((void)*parse_positive(0), "value must be positive");
+  const Result<std::string> missing = not_found("no such file");
+  EXPECT_DEATH((void)missing->size(), "holding an error \\(not_found: no such file\\)");
+}
+
+TEST(ResultDeathTest, ErrorOfAValueAborts) {
+  const Result<int> good = parse_positive(3);
+  EXPECT_DEATH((void)good.error(), "error\\(\\) of a Result holding a value");
+  EXPECT_DEATH((void)check_twice(5).error(), "error\\(\\) of a Result holding a value");
+}
+
 }  // namespace
 }  // namespace canrun

@@ -160,25 +160,6 @@ json ranked_model_to_json(const RankedModel& model) {
   return out;
 }
 
-std::optional<std::string> next_link(std::string_view header) {
-  // Link: <url>; rel="next", <url>; rel="prev"
-  std::size_t pos = 0;
-  while (pos < header.size()) {
-    const std::size_t open = header.find('<', pos);
-    if (open == std::string_view::npos) return std::nullopt;
-    const std::size_t close = header.find('>', open);
-    if (close == std::string_view::npos) return std::nullopt;
-    const std::size_t end = std::min(header.find(",", close), header.size());
-    const std::string_view params = header.substr(close + 1, end - close - 1);
-    if (params.find("rel=\"next\"") != std::string_view::npos ||
-        params.find("rel=next") != std::string_view::npos) {
-      return std::string(header.substr(open + 1, close - open - 1));
-    }
-    pos = end + 1;
-  }
-  return std::nullopt;
-}
-
 fs::path snapshot_path(const fs::path& dir, std::string_view task, RankingSort sort) {
   return dir / fmt::format("{}__{}.json", task, ranking_sort_name(sort));
 }

@@ -75,10 +75,8 @@ struct RankingsSnapshot {
 Result<RankedModel> ranked_model_from_json(const nlohmann::json& value, std::string_view where);
 nlohmann::json ranked_model_to_json(const RankedModel& model);
 
-//! The rel="next" URL of a Link header value, if any.
-std::optional<std::string> next_link(std::string_view link_header);
-
-//! Fetches up to `limit` models in the Hub's order, following Link pages. Errors: a page
+//! Fetches up to `limit` models in the Hub's order, following Link pages (walk_pages, in
+//! paged_listing.h). Errors: a page
 //! that is not a JSON list, a bad model entry (naming page and index), a next link to another
 //! host or back to a page already read (a loop), and the client's errors.
 Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task, RankingSort sort,

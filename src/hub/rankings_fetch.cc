@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/text.h"
+#include "hub/paged_listing.h"
 #include "hub/rankings.h"
 
 namespace canrun::hub {
@@ -32,42 +33,28 @@ Result<RankingsSnapshot> fetch_rankings(HubClient& client, std::string_view task
         "createdAt", "lastModified", "safetensors", "config"}) {
     url += fmt::format("&expand={}", field);
   }
-  std::set<std::string> seen_urls;
   std::set<std::string> seen_ids;
   const std::string same_hub = client.config().endpoint + "/api/models";
-  for (std::size_t page = 1; snapshot.models.size() < limit; ++page) {
-    if (!seen_urls.insert(url).second || page > kMaxPages) {
-      return corrupt(fmt::format("rankings: the Link header leads back to {} (a pagination loop)",
-                                 quote_for_message(url, 200)));
-    }
-    CANRUN_ASSIGN_OR_RETURN(HttpResponse response, client.get(url));
-    const auto body = json::parse(response.body, nullptr, false);
-    const std::string where =
-        fmt::format("rankings page {} ({})", page, quote_for_message(url, 120));
-    if (body.is_discarded()) {
-      return corrupt(
-          fmt::format("{}: not valid JSON ({} bytes; truncated?)", where, response.body.size()));
-    }
-    if (!body.is_array()) {
-      return corrupt(
-          fmt::format("{}: a JSON {} where a list of models belongs", where, body.type_name()));
-    }
-    for (std::size_t idx = 0; idx < body.size() && snapshot.models.size() < limit; ++idx) {
-      CANRUN_ASSIGN_OR_RETURN(
-          RankedModel model,
-          ranked_model_from_json(body[idx], fmt::format("{}, model {}", where, idx + 1)));
-      if (!seen_ids.insert(model.id).second) continue;  // a page boundary moved under us
-      snapshot.models.push_back(std::move(model));
-    }
-    const auto link = response.header("link");
-    const auto next = link ? next_link(*link) : std::nullopt;
-    if (!next || body.empty()) break;
-    if (!next->starts_with(same_hub + "?") && !next->starts_with(same_hub + "/")) {
-      return corrupt(fmt::format("{}: the next page {} is not on {}", where,
-                                 quote_for_message(*next, 200), client.config().endpoint));
-    }
-    url = *next;
-  }
+  const PagedListing listing{url,
+                             {same_hub + "?", same_hub + "/"},
+                             kMaxPages,
+                             "rankings",
+                             "models",
+                             [](std::size_t page, const std::string& page_url) {
+                               return fmt::format("rankings page {} ({})", page,
+                                                  quote_for_message(page_url, 120));
+                             }};
+  CANRUN_RETURN_IF_ERROR(
+      walk_pages(client, listing, [&](const json& body, const std::string& where) -> Result<bool> {
+        for (std::size_t idx = 0; idx < body.size() && snapshot.models.size() < limit; ++idx) {
+          CANRUN_ASSIGN_OR_RETURN(
+              RankedModel model,
+              ranked_model_from_json(body[idx], fmt::format("{}, model {}", where, idx + 1)));
+          if (!seen_ids.insert(model.id).second) continue;  // a page boundary moved under us
+          snapshot.models.push_back(std::move(model));
+        }
+        return snapshot.models.size() < limit;
+      }));
   return snapshot;
 }
 

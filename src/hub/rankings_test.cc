@@ -8,14 +8,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(Rankings, NextLinkIsFoundAmongOthers) {
-  EXPECT_EQ(next_link(R"(<https://h/api/models?cursor=abc>; rel="next")"),
-            "https://h/api/models?cursor=abc");
-  EXPECT_EQ(next_link(R"(<https://h/p>; rel="prev", <https://h/n>; rel="next")"), "https://h/n");
-  EXPECT_EQ(next_link(R"(<https://h/p>; rel="prev")"), std::nullopt);
-  EXPECT_EQ(next_link("garbage"), std::nullopt);
-}
-
 TEST(Rankings, SnapshotRoundTrips) {
   RankingsSnapshot snapshot{"text-generation",
                             RankingSort::kTrending,
