@@ -141,7 +141,7 @@ Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
   std::set<std::string> all_architectures;
   for (std::size_t idx = 0; idx < candidates.size(); ++idx) {
     Candidate& candidate = candidates[idx];
-    const ModelId id = *ModelId::parse(candidate.id);  // both sources hold validated ids
+    CANRUN_ASSIGN_OR_RETURN(const ModelId id, ModelId::parse(candidate.id));
     if (const auto rule = inputs.exclusions->match(id)) {
       candidate.exclusion = CandidateExclusion{rule->reason, rule->why, true};
       continue;

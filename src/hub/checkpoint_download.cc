@@ -215,14 +215,18 @@ Status hash_existing(const fs::path& path, std::uint64_t length, ContentDigest& 
 
 class CheckpointDownload {
  public:
+  //! `commit` is manifest.commit, parsed by the caller.
   CheckpointDownload(HubClient& client, const HfCache& cache, const CheckpointManifest& manifest,
-                     const CheckpointDownloadOptions& options)
-      : client_(client), cache_(cache), manifest_(manifest), options_(options) {
+                     Revision commit, const CheckpointDownloadOptions& options)
+      : client_(client),
+        cache_(cache),
+        manifest_(manifest),
+        commit_(std::move(commit)),
+        options_(options) {
     bytes_total_ = manifest.total_bytes();
   }
 
   Result<DownloadedCheckpoint> run() {
-    const Revision commit_revision = *Revision::parse(manifest_.commit);
     std::set<std::string> done_blobs;
     for (const RepoFile& file : manifest_.files) {
       if (options_.stop.stop_requested()) return stopped_error(file.path);
@@ -234,8 +238,8 @@ class CheckpointDownload {
       if (done_blobs.insert(file.blob_name()).second) {
         CANRUN_RETURN_IF_ERROR(fetch_blob(file));
       }
-      CANRUN_RETURN_IF_ERROR(cache_.link(manifest_.model, commit_revision, manifest_.commit,
-                                         file.path, file.blob_name()));
+      CANRUN_RETURN_IF_ERROR(
+          cache_.link(manifest_.model, commit_, manifest_.commit, file.path, file.blob_name()));
     }
     if (manifest_.ref) {
       CANRUN_RETURN_IF_ERROR(cache_.write_ref(manifest_.model, *manifest_.ref, manifest_.commit));
@@ -388,6 +392,7 @@ class CheckpointDownload {
   HubClient& client_;
   const HfCache& cache_;
   const CheckpointManifest& manifest_;
+  Revision commit_;
   const CheckpointDownloadOptions& options_;
   DownloadedCheckpoint result_;
   std::uint64_t bytes_total_ = 0;
@@ -406,7 +411,7 @@ Result<DownloadedCheckpoint> download_checkpoint(HubClient& client, const HfCach
     return invalid_argument(fmt::format("the commit {} of {} is not 40 hex digits",
                                         quote_for_message(manifest.commit), manifest.model.str()));
   }
-  return CheckpointDownload(client, cache, manifest, options).run();
+  return CheckpointDownload(client, cache, manifest, std::move(commit).value(), options).run();
 }
 
 }  // namespace canrun::hub

@@ -94,7 +94,10 @@ Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, co
   }
   if (!info.ok()) return info.error();
   ModelFacts facts = std::move(info).value();
-  const Revision pinned = facts.sha.empty() ? revision : *Revision::parse(facts.sha);
+  Revision pinned = revision;
+  if (!facts.sha.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(pinned, Revision::parse(facts.sha));
+  }
   if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
     // Asked by the revision the user named, so that refs/<revision> is written as
     // huggingface_hub writes it and transformers finds the file by that name.

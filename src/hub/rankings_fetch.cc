@@ -73,8 +73,8 @@ Result<CurrentRankings> current_rankings(HubClient& client, const std::filesyste
     return Error(code, fmt::format("{}; and no snapshot to fall back on: {}",
                                    fetched.error().message(), snapshot.error().message()));
   }
-  const auto age =
-      std::chrono::duration_cast<std::chrono::seconds>(now - *parse_utc(snapshot->fetched_at));
+  CANRUN_ASSIGN_OR_RETURN(const auto fetched_at, parse_utc(snapshot->fetched_at));
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - fetched_at);
   if (snapshot->models.size() > limit) snapshot->models.resize(limit);
   return CurrentRankings{std::move(snapshot).value(), false, age, fetched.error().message()};
 }
