@@ -1,33 +1,23 @@
 #include "trial/trial.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "core/atomic_file.h"
 #include "core/cache_dir.h"
 #include "core/log.h"
-#include "core/version.h"
 #include "dataset/dataset.h"
 #include "run/classify.h"
-#include "run/packages_on_top.h"
 #include "run/script_run.h"
 #include "task/task.h"
-#include "verify/embeddings.h"
-#include "verify/image.h"
-#include "verify/logits.h"
+#include "trial/packages_retry.h"
+#include "trial/row_assembly.h"
+#include "trial/verdict_rules.h"
 #include "verify/reference_store.h"
-#include "verify/verification.h"
 
 namespace canrun::trial {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::system_clock;
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
-}
 
 //! canrun test runs what is on this machine: a checkpoint the HF cache lacks is a usage error
 //! that says how to get it, not an unreachable Hub.
@@ -38,332 +28,21 @@ Error not_on_this_machine(const Error& error, const std::string& model) {
       .with_reason(reason::kNotCached);
 }
 
-//! The `stack` column: every version, and what else changes results: the profile's compile
-//! options ("compile:fullgraph") and the variables it sets for runs ("env:NEURON_CC_FLAGS").
-std::string stack_json(const stack::Stack& stack, const backend::BackendProfile& profile) {
-  nlohmann::json out(stack.versions);
-  for (const auto& [option, on] : profile.compile_options) {
-    out["compile:" + option] = on ? "true" : "false";
-  }
-  for (const auto& [variable, value] : profile.env) out["env:" + variable] = value;
-  return out.dump();
-}
-
-//! The row's columns that do not depend on how the run went.
-dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
-  dataset::VerdictRow row;
-  row.model_id = trial.checkpoint.model_id;
-  row.revision = trial.checkpoint.commit;
-  row.task = trial.request.task;
-  row.backend = trial.profile.name;
-  row.device = trial.profile.device;
-  row.compiler = trial.profile.compiler;
-  row.compiler_version = stack.compiler_version;
-  // The task's library, which may run on top of transformers (sentence-transformers,
-  // diffusers): its version from the stack, empty when the stack lacks it (run.py says so).
-  const task::TaskSpec* spec = task::find_task(trial.request.task);
-  row.library = spec ? std::string(spec->library) : std::string(dataset::kBaseLibrary);
-  const auto version = stack.versions.find(row.library);
-  row.library_version = row.library == dataset::kBaseLibrary ? stack.library_version
-                        : version != stack.versions.end()    ? version->second
-                                                             : std::string();
-  if (!trial.plan.exclusion) {
-    row.cores = trial.plan.cores;
-    row.parallelism = trial.plan.parallelism;
-  }
-  if (trial.plan.stack_plan) {
-    row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
-  }
-  row.stack = stack_json(stack, trial.profile);
-  // packages: none, unless the run needs some on top of the stack (retry_with_packages).
-  if (!trial.script.empty()) row.run_py = trial.script;
-  row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
-  row.host = host_name();
-  row.canrun_version = kCanrunVersion;
-  return row;
-}
-
-void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
-  dataset::VerdictRow& row = outcome.row;
-  outcome.stdout_bytes = run.outcome.stdout_bytes;
-  row.runtime_s = run.outcome.wall_s;
-  if (const auto& report = run.report) {
-    row.load_s = report->load_s;
-    row.compile_s = report->compile_s;
-    row.generate_s = report->generate_s;
-    row.ttft_s = report->ttft_s;
-    row.decode_tokens_per_s = report->decode_tokens_per_s;
-    if (report->throughput) {
-      row.throughput = report->throughput;
-      row.throughput_unit = report->throughput_unit;
-    } else if (report->decode_tokens_per_s) {
-      row.throughput = report->decode_tokens_per_s;
-      row.throughput_unit = "tokens/s";
-    }
-    row.peak_device_memory_bytes = report->peak_device_memory_bytes;
-    outcome.compile_cache = report->compile_cache;
-  }
-}
-
-//! A sharded run that generated tokens: the judge's verdict on the text and, where the run
-//! measured its teacher-forced agreement with the reference, the agreement too; match_tokens
-//! against the reference when there is one (information).
-Status judge_sharded_run(const PreparedTrial& trial, const run::RunReport& report,
-                         const std::optional<verify::Reference>& reference,
-                         process::ProcessLauncher& launcher, dataset::VerdictRow& row) {
-  if (reference)
-    row.match_tokens = verify::compare_tokens(report.tokens, reference->tokens).match_tokens;
+//! The judge's judgement of a sharded run's text, which continues the recipe's prompt.
+Result<judge::Judgement> judge_text(const PreparedTrial& trial, const std::string& text,
+                                    process::ProcessLauncher& launcher) {
   judge::Judge::Options options;
   options.model = trial.request.judge_model;
   options.cache_dir = trial.cache_dir;  // the judge runs in canrun's own Python, not the stack's
   CANRUN_ASSIGN_OR_RETURN(judge::Judge judge, judge::Judge::open(options, launcher));
   log::info("asking the judge {} whether the output is fluent English", judge.name());
-  CANRUN_ASSIGN_OR_RETURN(judge::Judgement judgement,
-                          judge.judge({trial.recipe.prompt, report.text}));
-  const bool by_agreement = reference && report.agreement;
-  row.verification = std::string(by_agreement ? verify::kVerificationJudgeAndAgreement
-                                              : verify::kVerificationJudge);
-  row.judge_score = judgement.score;
-  row.judge_threshold = judgement.threshold;
-  row.judge_model = judgement.judge;
-  row.judge_parts = judgement.parts;
-  const std::string judged =
-      fmt::format("the judge {} scored the text {:.3f}, {} its threshold {:.3f}", judgement.judge,
-                  judgement.score, judgement.fluent ? "at or above" : "below", judgement.threshold);
-  if (by_agreement && *report.agreement < verify::kAgreementThreshold) {
-    // The stronger evidence: fed the reference's own tokens, the sharded model predicts other
-    // next tokens — whatever its free-running text looks like.
-    row.result = VerdictResult::kFailMismatch;
-    const std::int64_t positions = report.agreement_positions.value_or(0);
-    const auto agreed =
-        static_cast<std::int64_t>(*report.agreement * static_cast<double>(positions) + 0.5);
-    row.error = fmt::format(
-        "teacher-forced agreement {:.3f} below threshold {:.2f}: fed the CPU reference's tokens, "
-        "the model's next token was the reference's at {} of {} positions ({}: {})\n"
-        "reference: {}\ngot:       {}",
-        *report.agreement, verify::kAgreementThreshold, agreed, positions, judged,
-        judgement.fluent ? "fluent English" : "not fluent English", reference->text, report.text);
-    row.error_signature = "FAIL_MISMATCH | teacher-forced agreement below threshold";
-  } else if (judgement.fluent) {
-    row.result = VerdictResult::kPass;
-  } else {
-    row.result = VerdictResult::kFailJudge;
-    row.error = fmt::format("{}: not fluent English\ngot: {}", judged, report.text);
-    row.error_signature = "FAIL_JUDGE";
-  }
-  return ok_status();
-}
-
-//! One core: the tokens must equal the reference's.
-void compare_with_reference(const run::RunReport& report, const verify::Reference& reference,
-                            dataset::VerdictRow& row) {
-  row.verification = std::string(verify::kVerificationReference);
-  const verify::TokenMatch match = verify::compare_tokens(report.tokens, reference.tokens);
-  row.match_tokens = match.match_tokens;
-  if (match.identical) {
-    row.result = VerdictResult::kPass;
-    return;
-  }
-  row.result = VerdictResult::kFailMismatch;
-  row.error =
-      fmt::format("token {} of {} differs from the CPU reference\nreference: {}\ngot:       {}",
-                  match.match_tokens + 1, reference.tokens.size(), reference.text, report.text);
-  row.error_signature = "FAIL_MISMATCH";
+  return judge.judge({trial.recipe.prompt, text});
 }
 
 //! How the trial's task is verified on one core.
 task::Comparison comparison_of(const PreparedTrial& trial) {
   const task::TaskSpec* spec = task::find_task(trial.request.task);
   return spec != nullptr ? spec->comparison : task::Comparison::kTokens;
-}
-
-//! A file the run named in its folder; kCorrupt when it said it wrote one that is not there.
-Result<fs::path> run_file(const fs::path& run_dir, const std::string& name, std::string_view what) {
-  if (name.empty()) return corrupt(fmt::format("run.py did not name its {} file", what));
-  const fs::path path = run_dir / name;
-  if (!fs::is_regular_file(path))
-    return corrupt(fmt::format("run.py named {} as its {} file, but it is not there", name, what));
-  return path;
-}
-
-void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_view what) {
-  row.result = VerdictResult::kFailMismatch;
-  row.error = std::move(error);
-  row.error_signature = fmt::format("FAIL_MISMATCH | {} differ from the CPU reference", what);
-}
-
-//! An encoder task: the logits in the run's outputs file against the reference's.
-Status compare_logits_with_reference(const task::TaskSpec& spec, const fs::path& run_dir,
-                                     const run::RunReport& report,
-                                     const verify::Reference& reference, const std::string& dtype,
-                                     dataset::VerdictRow& row) {
-  row.verification = std::string(verify::kVerificationReference);
-  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "logits"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
-                          verify::read_tensor(reference.outputs_file, "logits"));
-  const verify::LogitsComparison compared = verify::compare_logits(got, expected, dtype);
-  const std::string_view row_noun = spec.logits_row.empty() ? "row" : spec.logits_row;
-  const double threshold = verify::logits_relative_error_threshold(dtype);
-  row.output_text = fmt::format(
-      "{}\n{} rows of logits; largest relative error against the CPU reference {:.3g} "
-      "(threshold {:g}){}",
-      report.text, compared.rows, compared.max_relative_error, threshold,
-      report.throughput ? fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit)
-                        : std::string());
-  if (!compared.shape_error.empty()) {
-    fail_comparison(
-        row, fmt::format("the logits do not match the CPU reference's: {}", compared.shape_error),
-        "logits");
-  } else if (compared.argmax_differs) {
-    fail_comparison(
-        row,
-        fmt::format("{} {}: the logits pick class {}, the CPU reference's class {}", row_noun,
-                    *compared.argmax_differs + 1, compared.argmax, compared.reference_argmax),
-        "logits");
-  } else if (!(compared.max_relative_error <= threshold)) {
-    fail_comparison(
-        row,
-        fmt::format("{} {}: the logits are {:.3g} away from the CPU reference's "
-                    "(relative error), above the {} threshold {:g}",
-                    row_noun, compared.worst + 1, compared.max_relative_error, dtype, threshold),
-        "logits");
-  } else {
-    row.result = VerdictResult::kPass;
-  }
-  return ok_status();
-}
-
-//! A text-to-image task: the run's image against the reference's, and neither blank nor NaN.
-Status compare_image_with_reference(const fs::path& run_dir, const run::RunReport& report,
-                                    const verify::Reference& reference, const std::string& dtype,
-                                    dataset::VerdictRow& row) {
-  row.verification = std::string(verify::kVerificationReference);
-  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "image"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
-                          verify::read_tensor(reference.outputs_file, "image"));
-  const verify::ImageComparison compared = verify::compare_images(got, expected);
-  const verify::ImageThresholds thresholds = verify::image_thresholds(dtype);
-  const std::string size =
-      got.shape.size() == 3 ? fmt::format("{}×{}", got.shape[1], got.shape[0]) : "no";
-  row.output_text = fmt::format(
-      "{} image; against the CPU reference PSNR {:.1f} dB (threshold {:g}), SSIM {:.4f} "
-      "(threshold {:g}){}",
-      size, compared.psnr_db, thresholds.min_psnr_db, compared.ssim, thresholds.min_ssim,
-      report.throughput ? fmt::format("; {:.2f} {}", *report.throughput, report.throughput_unit)
-                        : std::string());
-  if (!compared.shape_error.empty()) {
-    fail_comparison(
-        row, fmt::format("the image does not match the CPU reference's: {}", compared.shape_error),
-        "image");
-  } else if (report.nan_values.value_or(0) > 0) {
-    fail_comparison(row, fmt::format("the image holds {} NaN values", *report.nan_values), "image");
-  } else if (compared.pixel_std < verify::kBlankPixelStd) {
-    fail_comparison(
-        row,
-        fmt::format("the image is blank (pixel standard deviation {:.2f})", compared.pixel_std),
-        "image");
-  } else if (!(compared.psnr_db >= thresholds.min_psnr_db) ||
-             !(compared.ssim >= thresholds.min_ssim)) {
-    fail_comparison(row,
-                    fmt::format("the image differs from the CPU reference's: PSNR {:.1f} dB "
-                                "(threshold {:g}), SSIM {:.4f} (threshold {:g}) in {}",
-                                compared.psnr_db, thresholds.min_psnr_db, compared.ssim,
-                                thresholds.min_ssim, dtype),
-                    "image");
-  } else {
-    row.result = VerdictResult::kPass;
-  }
-  return ok_status();
-}
-
-//! An embedding task: every embedding near the reference's (the dtype's cosine threshold), the
-//! same nearest documents for each query; the embeddings encoded one at a time count too.
-void compare_embeddings_with_reference(const run::RunReport& report,
-                                       const verify::Reference& reference, const std::string& dtype,
-                                       dataset::VerdictRow& row) {
-  row.verification = std::string(verify::kVerificationReference);
-  const double threshold = verify::embedding_cosine_threshold(dtype);
-  const auto queries = static_cast<std::size_t>(std::max<std::int64_t>(0, reference.queries));
-  const verify::EmbeddingComparison batched =
-      verify::compare_embeddings(report.embeddings, reference.embeddings, queries);
-  const verify::EmbeddingComparison alone =
-      verify::compare_embeddings(report.embeddings_one_at_a_time, reference.embeddings, queries);
-  const bool batched_worse = !batched.shape_error.empty() || batched.min_cosine < alone.min_cosine;
-  const verify::EmbeddingComparison& worst = batched_worse ? batched : alone;
-  const char* how = batched_worse ? "encoded in batches" : "encoded one at a time";
-  std::string summary = fmt::format(
-      "{} sentences, {}-dimensional embeddings; lowest cosine similarity with the CPU "
-      "reference {:.6f} (threshold {})",
-      reference.embeddings.size(),
-      reference.embeddings.empty() ? 0 : reference.embeddings[0].size(),
-      worst.shape_error.empty() ? worst.min_cosine : 0.0, threshold);
-  if (report.throughput) {
-    summary += fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit);
-  }
-  row.output_text = std::move(summary);
-  std::string error;
-  if (!worst.shape_error.empty()) {
-    error = fmt::format("the embeddings {} do not match the CPU reference's: {}", how,
-                        worst.shape_error);
-  } else if (worst.min_cosine < threshold) {
-    error = fmt::format(
-        "sentence {}'s embedding ({}) has cosine similarity {:.6f} with the CPU reference's, "
-        "below the {} threshold {}",
-        worst.worst + 1, how, worst.min_cosine, dtype, threshold);
-  } else if (const auto& differs =
-                 batched.query_differs ? batched.query_differs : alone.query_differs) {
-    error = fmt::format("query {}'s nearest {} documents are not the CPU reference's, in its order",
-                        *differs + 1, verify::kNeighboursCompared);
-  }
-  if (error.empty()) {
-    row.result = VerdictResult::kPass;
-    return;
-  }
-  row.result = VerdictResult::kFailMismatch;
-  row.error = std::move(error);
-  row.error_signature = "FAIL_MISMATCH | embeddings differ from the CPU reference";
-}
-
-//! Packages on top (run/packages_on_top.h): a load failure naming missing modules of the
-//! reviewed map gets them installed into an overlay, recorded in the row, and the run is tried
-//! once more with it (the first attempt's output kept as stdout.first.txt/stderr.first.txt).
-//! Nothing retried: nullopt, with the failure's error saying why when there is something to say.
-Result<std::optional<run::ScriptRun>> retry_with_packages(
-    const PreparedTrial& trial, const stack::StackPython& python, const std::string& error,
-    TrialOutcome& outcome, run::ScriptPlace& place, run::Classification& failure,
-    std::map<std::string, std::string>& env, process::ProcessLauncher& launcher) {
-  const run::PackageRequest wanted = run::packages_for(error);
-  std::string note;
-  if (!wanted.unreviewed.empty()) {
-    note = fmt::format("canrun does not install {} on top of the stack: not a reviewed package",
-                       fmt::join(wanted.unreviewed, ", "));
-  }
-  std::optional<run::ScriptRun> retried;
-  if (!wanted.distributions.empty()) {
-    const fs::path overlays = trial.cache_dir / "overlays";
-    auto overlay = run::install_what_can_be_had(python, wanted.distributions, overlays);
-    if (overlay.ok()) {
-      log::info("retrying {} with {} on top of the stack", trial.checkpoint.model_id,
-                fmt::join(overlay->packages, " "));
-      for (const char* name : {"stdout", "stderr"}) {
-        std::error_code ignored;
-        fs::rename(outcome.run_dir / fmt::format("{}.txt", name),
-                   outcome.run_dir / fmt::format("{}.first.txt", name), ignored);
-      }
-      place.python_path = {overlay->site};
-      outcome.row.packages = overlay->packages;
-      for (auto& [name, value] : run::script_environment(trial.profile, place)) env[name] = value;
-      CANRUN_ASSIGN_OR_RETURN(retried, run::run_script(trial.script, outcome.run_dir, trial.python,
-                                                       env, trial.request.timeout, launcher));
-    } else {
-      note = fmt::format("installing {} on top of the stack failed: {}",
-                         fmt::join(wanted.distributions, ", "), overlay.error().message());
-    }
-  }
-  if (!retried && !note.empty()) failure.error += fmt::format("\n[canrun: {}]", note);
-  return retried;
 }
 
 //! The libraries' versions a reference depends on: transformers', and the task's library's when
@@ -670,12 +349,7 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
         "known: {}",
         model_id, to_string(found->failure->result), (found->run_dir / "run.py").string());
   } else if (found->failure) {
-    row.result = VerdictResult::kReferenceFail;
-    row.error = fmt::format(
-        "the CPU reference failed ({}), so there is no verdict on the backend ({}):\n{}",
-        to_string(found->failure->result), (found->run_dir / "run.py").string(),
-        found->failure->error);
-    row.error_signature = "REFERENCE_FAIL | " + found->failure->signature;
+    fail_for_reference(*found->failure, found->run_dir, row);
     return outcome;
   }
   // The agreement counts only when it was measured against this very reference.
@@ -685,11 +359,13 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   if (cores > 1) {
     run::RunReport measured = report;
     if (!row.agreement) measured.agreement.reset();
-    CANRUN_RETURN_IF_ERROR(judge_sharded_run(trial, measured, found->reference, launcher, row));
+    CANRUN_ASSIGN_OR_RETURN(const judge::Judgement judgement,
+                            judge_text(trial, report.text, launcher));
+    judge_sharded_run(measured, found->reference, judgement, row);
   } else {
     switch (comparison_of(trial)) {
       case task::Comparison::kTokens:
-        compare_with_reference(report, *found->reference, row);
+        compare_tokens_with_reference(report, *found->reference, row);
         break;
       case task::Comparison::kEmbeddings:
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);

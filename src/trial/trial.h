@@ -23,7 +23,9 @@
 //
 // Reference is host work of its own (reference_for), run and classify are the device stage
 // (run_on_device: it needs the cores), verify is the host stage (verify_on_host: host CPUs and
-// memory only), so a campaign holds the cores only for the run.
+// memory only), so a campaign holds the cores only for the run. Inside src/trial, the verify
+// step's rules are trial/verdict_rules.h, the row's assembly trial/row_assembly.h, and the
+// retry with packages on top trial/packages_retry.h.
 //
 // Thread safety: run_trial may be called from several threads at once provided each call has
 // its own run folder and cores; the reference store and the compile caches are safe to share.

@@ -4,7 +4,6 @@ and manifests written, each slice run by `canrun worker` (a duplicate refused, o
 mid-way and requeued), its state read by `campaign status`, and collected into a dataset
 with every model exactly once."""
 import json
-import os
 import shlex
 import signal
 import subprocess
@@ -15,36 +14,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FIXTURES = SOURCE / ".cache" / "fixtures"
-MODELS = {"canrun-fixtures/tiny-llama": "PASS", "canrun-fixtures/tiny-qwen3": "PASS",
-          "canrun-fixtures/tiny-mistral": "PASS", "canrun-fixtures/unknown-arch": "FAIL_LOAD",
-          "canrun-fixtures/no-weights": "EXCLUDED"}
-OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
-           "--memory-per-core", "0.0005", "--reserve", "0"]
+sys.path.insert(0, str(Path(__file__).parent))
+from fleet_setup import MODELS, OPTIONS, FleetFolder  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory, canrun_bin):
-    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)],
-                   check=True)
-    root = tmp_path_factory.mktemp("fleet").resolve()
-    (root / "models.txt").write_text("\n".join(MODELS) + "\n")
-    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1",
-               CANRUN_CACHE=str(root / "cache"))
-    env.pop("HF_HUB_CACHE", None)
-
-    def canrun(*args, timeout=900):
-        return subprocess.run([str(canrun_bin), *map(str, args)], env=env, capture_output=True,
-                              text=True, timeout=timeout)
-
-    planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
-                     "/dev/null", "--out", root / "dataset", "--campaign-dir", root / "campaign",
-                     "--executor", "slurm", "--slices", "2", "--parallel", "1", "--emit",
-                     root / "emit", "--compile-cache", root / "shared-compile-cache")
-    assert planned.returncode == 0, planned.stderr
-    return {"root": root, "env": env, "canrun": canrun, "bin": str(canrun_bin),
-            "planned": planned}
+    fleet = FleetFolder(tmp_path_factory.mktemp("fleet").resolve(), canrun_bin)
+    fleet.planned = fleet.canrun(*fleet.campaign_args(
+        fleet.root, "--executor", "slurm", "--slices", "2", "--parallel", "1", "--emit",
+        fleet.root / "emit", "--compile-cache", fleet.root / "shared-compile-cache"))
+    assert fleet.planned.returncode == 0, fleet.planned.stderr
+    return fleet
 
 
 def slices_of(root):
@@ -52,17 +33,17 @@ def slices_of(root):
 
 
 def status(fleet):
-    result = fleet["canrun"]("campaign", "status", fleet["root"] / "campaign", "--json")
+    result = fleet.canrun("campaign", "status", fleet.root / "campaign", "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
 def test_the_plan_is_cut_into_slices_and_the_scripts_say_how_to_run_them(fleet):
-    root = fleet["root"]
+    root = fleet.root
     slices = slices_of(root)
     assert len(slices) == 2 and sorted(sum(slices, [])) == list(range(len(MODELS)))
     assert all(slices), "each slice has work"
-    assert "planned 5 items in 2 slice(s)" in fleet["planned"].stdout
+    assert "planned 5 items in 2 slice(s)" in fleet.planned.stdout
     settings = json.loads((root / "campaign" / "campaign.json").read_text())
     assert settings["executor"] == {"kind": "slurm",
                                     "compile_cache": str(root / "shared-compile-cache")}
@@ -82,19 +63,18 @@ def test_the_plan_is_cut_into_slices_and_the_scripts_say_how_to_run_them(fleet):
         check = subprocess.run(["bash", "-n", str(root / "emit" / name)], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
     # A folder that holds a campaign is not planned over.
-    again = fleet["canrun"]("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
-                            "/dev/null", "--out", root / "dataset", "--campaign-dir",
-                            root / "campaign", "--executor", "slurm", "--emit", root / "emit2")
+    again = fleet.canrun(*fleet.campaign_args(root, "--executor", "slurm", "--emit",
+                                              root / "emit2"))
     assert again.returncode == 2 and "already holds a campaign" in again.stderr
 
 
 def test_workers_run_their_slices_and_collect_merges_each_model_once(fleet):
-    root, canrun = fleet["root"], fleet["canrun"]
+    root, canrun = fleet.root, fleet.canrun
     assert [s["state"] for s in status(fleet)["slices"]] == ["waiting", "waiting"]
 
     # Slice 1's worker, killed once it has started a run, then run again (Slurm's requeue).
-    command = [fleet["bin"], "worker", "--campaign-dir", str(root / "campaign"), "--json"]
-    first = subprocess.Popen(command + ["--index", "1"], env=fleet["env"],
+    command = [fleet.bin, "worker", "--campaign-dir", str(root / "campaign"), "--json"]
+    first = subprocess.Popen(command + ["--index", "1"], env=fleet.env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     journal = root / "campaign" / "slices" / "1" / "journal.jsonl"
     deadline = time.monotonic() + 300
@@ -113,9 +93,8 @@ def test_workers_run_their_slices_and_collect_merges_each_model_once(fleet):
 
     requeued = canrun("worker", "--campaign-dir", root / "campaign", "--index", "1", "--json")
     assert requeued.returncode == 0, requeued.stderr
-    env = dict(fleet["env"], SLURM_ARRAY_TASK_ID="0")  # the index as Slurm gives it
-    zero = subprocess.run([fleet["bin"], "worker", "--campaign-dir", str(root / "campaign"),
-                           "--json"], env=env, capture_output=True, text=True, timeout=900)
+    env = dict(fleet.env, SLURM_ARRAY_TASK_ID="0")  # the index as Slurm gives it
+    zero = canrun("worker", "--campaign-dir", root / "campaign", "--json", env=env)
     assert zero.returncode == 0, zero.stderr
     ran = {item["model_id"]: item["result"] for out in (zero, requeued)
            for item in json.loads(out.stdout)["items"]}
@@ -140,31 +119,26 @@ def test_workers_run_their_slices_and_collect_merges_each_model_once(fleet):
 
 
 def test_a_worker_refuses_what_it_cannot_run(fleet):
-    root, canrun = fleet["root"], fleet["canrun"]
+    root, canrun = fleet.root, fleet.canrun
     beyond = canrun("worker", "--campaign-dir", root / "campaign", "--index", "7")
     assert beyond.returncode == 2 and "has slices 0 to 1" in beyond.stderr
     nothing = canrun("worker", "--campaign-dir", root / "nowhere", "--index", "0")
     assert nothing.returncode == 2 and "holds no planned campaign" in nothing.stderr
-    env = {k: v for k, v in fleet["env"].items()
+    env = {k: v for k, v in fleet.env.items()
            if k not in ("SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX")}
-    unnamed = subprocess.run([fleet["bin"], "worker", "--campaign-dir", str(root / "campaign")],
-                             env=env, capture_output=True, text=True)
+    unnamed = canrun("worker", "--campaign-dir", root / "campaign", env=env)
     assert unnamed.returncode == 2 and "--index is required" in unnamed.stderr
 
 
 def test_kubernetes_manifests_are_an_indexed_job_and_its_worker_runs(fleet, tmp_path):
-    root, canrun = fleet["root"], fleet["canrun"]
-    planned = canrun("campaign", "--backend", "neuron", "--python", sys.executable,
-                     *OPTIONS[2:], "--models", root / "models.txt", "--exclusions", "/dev/null",
-                     "--out", tmp_path / "dataset", "--campaign-dir", tmp_path / "campaign",
-                     "--executor", "k8s", "--slices", "2", "--image", "example/canrun:1",
-                     "--emit", tmp_path / "k8s")
+    canrun = fleet.canrun
+    k8s = ["--executor", "k8s", "--slices", "2", "--image", "example/canrun:1",
+           "--emit", tmp_path / "k8s"]
+    planned = canrun(*fleet.campaign_args(
+        tmp_path, *k8s, options=["--backend", "neuron", "--python", sys.executable, *OPTIONS[2:]]))
     if planned.returncode != 0 and "neuronx-cc" in planned.stderr:
         # No neuron stack here: plan the same on the cpu backend.
-        planned = canrun("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
-                         "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir",
-                         tmp_path / "campaign", "--executor", "k8s", "--slices", "2",
-                         "--image", "example/canrun:1", "--emit", tmp_path / "k8s")
+        planned = canrun(*fleet.campaign_args(tmp_path, *k8s))
     assert planned.returncode == 0, planned.stderr
     job = json.loads((tmp_path / "k8s" / "job.json").read_text())
     spec = job["spec"]
@@ -173,11 +147,11 @@ def test_kubernetes_manifests_are_an_indexed_job_and_its_worker_runs(fleet, tmp_
     container = spec["template"]["spec"]["containers"][0]
     assert container["command"][-1] == "$(JOB_COMPLETION_INDEX)"
     # Index 0's command, run here as the pod would (paths on the volume mapped to this folder).
-    command = [fleet["bin"] if word == "canrun" else word for word in container["command"]]
+    command = [fleet.bin if word == "canrun" else word for word in container["command"]]
     command = [str(tmp_path / "campaign") if word == "/campaign/campaign" else word
                for word in command]
     command[-1] = "0"
-    ran = subprocess.run(command, env=fleet["env"], capture_output=True, text=True, timeout=900)
+    ran = subprocess.run(command, env=fleet.env, capture_output=True, text=True, timeout=900)
     assert ran.returncode == 0, shlex.join(command) + "\n" + ran.stderr
 
 
@@ -185,23 +159,20 @@ def test_another_node_compiles_nothing_the_fleet_compiled(fleet, tmp_path):
     """The same models in a new campaign on another node (a fresh canrun cache): its worker
     pulls the graphs the first campaign's workers pushed to the shared compile cache, so every
     graph is a hit by TorchInductor's own count, and `cache stats` reports the hit rate."""
-    root, canrun = fleet["root"], fleet["canrun"]
+    root = fleet.root
     shared = root / "shared-compile-cache"
     if not shared.is_dir():
         pytest.fail("runs after test_workers_run_their_slices_and_collect_merges_each_model_once")
     [version] = [p.name for p in shared.iterdir()]
     assert version.startswith("inductor-") and any(shared.rglob("*"))
-    node = dict(fleet["env"], CANRUN_CACHE=str(tmp_path / "node-b-cache"))
+    node = dict(fleet.env, CANRUN_CACHE=str(tmp_path / "node-b-cache"))
     again = tmp_path / "campaign"
 
     def on_node(*args):
-        return subprocess.run([fleet["bin"], *map(str, args)], env=node, capture_output=True,
-                              text=True, timeout=900)
+        return fleet.canrun(*args, env=node)
 
-    planned = on_node("campaign", *OPTIONS, "--models", root / "models.txt", "--exclusions",
-                      "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir", again,
-                      "--executor", "slurm", "--slices", "1", "--emit", tmp_path / "emit",
-                      "--compile-cache", shared)
+    planned = on_node(*fleet.campaign_args(tmp_path, "--executor", "slurm", "--slices", "1",
+                                           "--emit", tmp_path / "emit", "--compile-cache", shared))
     assert planned.returncode == 0, planned.stderr
     ran = on_node("worker", "--campaign-dir", again, "--index", "0")
     assert ran.returncode == 0, ran.stderr

@@ -5,39 +5,25 @@ with backoffLimitPerIndex on by default, and for the newest release the validato
 validator is shown to reject broken variants of the same Job, so the check can fail."""
 import copy
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
 
-SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FIXTURES = SOURCE / ".cache" / "fixtures"
-MODELS = ["canrun-fixtures/tiny-llama", "canrun-fixtures/tiny-qwen3",
-          "canrun-fixtures/tiny-mistral", "canrun-fixtures/unknown-arch",
-          "canrun-fixtures/no-weights"]
-OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
-           "--memory-per-core", "0.0005", "--reserve", "0"]
+sys.path.insert(0, str(Path(__file__).parent))
+from fleet_setup import FleetFolder  # noqa: E402
+
 VERSIONS = ["1.29", ".".join(kubernetes_validate.latest_version().split(".")[:2])]
 
 
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory, canrun_bin):
-    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)],
-                   check=True)
-    root = tmp_path_factory.mktemp("k8s").resolve()
-    (root / "models.txt").write_text("\n".join(MODELS) + "\n")
-    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1",
-               CANRUN_CACHE=str(root / "cache"))
-    env.pop("HF_HUB_CACHE", None)
-    planned = subprocess.run(
-        [str(canrun_bin), "campaign", *OPTIONS, "--models", str(root / "models.txt"),
-         "--exclusions", "/dev/null", "--out", str(root / "dataset"), "--campaign-dir",
-         str(root / "campaign"), "--executor", "k8s", "--slices", "2", "--image",
-         "example/canrun:1", "--instance-type", "trn2.48xlarge", "--emit", str(root / "k8s")],
-        env=env, capture_output=True, text=True, timeout=300)
+    fleet = FleetFolder(tmp_path_factory.mktemp("k8s").resolve(), canrun_bin, timeout=300)
+    root = fleet.root
+    planned = fleet.canrun(*fleet.campaign_args(
+        root, "--executor", "k8s", "--slices", "2", "--image", "example/canrun:1",
+        "--instance-type", "trn2.48xlarge", "--emit", root / "k8s"))
     assert planned.returncode == 0, planned.stderr
     return {name: json.loads((root / "k8s" / name).read_text())
             for name in ("job.json", "collect-job.json")}

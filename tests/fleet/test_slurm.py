@@ -19,13 +19,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FIXTURES = SOURCE / ".cache" / "fixtures"
-MODELS = {"canrun-fixtures/tiny-llama": "PASS", "canrun-fixtures/tiny-qwen3": "PASS",
-          "canrun-fixtures/tiny-mistral": "PASS", "canrun-fixtures/unknown-arch": "FAIL_LOAD",
-          "canrun-fixtures/no-weights": "EXCLUDED"}
-OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
-           "--memory-per-core", "0.0005", "--reserve", "0"]
+sys.path.insert(0, str(Path(__file__).parent))
+from fleet_setup import MODELS, FleetFolder  # noqa: E402
+
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 FINISHED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
             "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
@@ -210,22 +206,12 @@ def states(slurm, job):
 
 def test_a_campaign_runs_through_slurm_with_a_task_cancelled_and_requeued(slurm, canrun_bin,
                                                                         tmp_path):
-    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)],
-                   check=True)
-    (tmp_path / "models.txt").write_text("\n".join(MODELS) + "\n")
     # The jobs get the submitting environment (sbatch --export=ALL).
-    env = dict(slurm.env, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1",
-               CANRUN_CACHE=str(tmp_path / "cache"))
-    env.pop("HF_HUB_CACHE", None)
-
-    def canrun(*args):
-        return subprocess.run([str(canrun_bin), *map(str, args)], env=env, capture_output=True,
-                              text=True, timeout=300)
-
+    fleet = FleetFolder(tmp_path, canrun_bin, base_env=slurm.env, timeout=300)
+    canrun = fleet.canrun
     campaign = tmp_path / "campaign"
-    submitted = canrun("campaign", *OPTIONS, "--models", tmp_path / "models.txt", "--exclusions",
-                       "/dev/null", "--out", tmp_path / "dataset", "--campaign-dir", campaign,
-                       "--executor", "slurm", "--slices", "2", "--parallel", "2")
+    submitted = canrun(*fleet.campaign_args(tmp_path, "--executor", "slurm", "--slices", "2",
+                                            "--parallel", "2"))
     assert submitted.returncode == 0, submitted.stderr
     assert "planned 5 items in 2 slice(s)" in submitted.stdout
     ids = re.search(r"submitted: job array (\d+) \(worker.sbatch\), collect job (\d+) "

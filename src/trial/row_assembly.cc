@@ -1,0 +1,86 @@
+#include "trial/row_assembly.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/version.h"
+#include "task/task.h"
+
+namespace canrun::trial {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+}  // namespace
+
+std::string stack_json(const stack::Stack& stack, const backend::BackendProfile& profile) {
+  nlohmann::json out(stack.versions);
+  for (const auto& [option, on] : profile.compile_options) {
+    out["compile:" + option] = on ? "true" : "false";
+  }
+  for (const auto& [variable, value] : profile.env) out["env:" + variable] = value;
+  return out.dump();
+}
+
+dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
+  dataset::VerdictRow row;
+  row.model_id = trial.checkpoint.model_id;
+  row.revision = trial.checkpoint.commit;
+  row.task = trial.request.task;
+  row.backend = trial.profile.name;
+  row.device = trial.profile.device;
+  row.compiler = trial.profile.compiler;
+  row.compiler_version = stack.compiler_version;
+  // The task's library, which may run on top of transformers (sentence-transformers,
+  // diffusers): its version from the stack, empty when the stack lacks it (run.py says so).
+  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  row.library = spec ? std::string(spec->library) : std::string(dataset::kBaseLibrary);
+  const auto version = stack.versions.find(row.library);
+  row.library_version = row.library == dataset::kBaseLibrary ? stack.library_version
+                        : version != stack.versions.end()    ? version->second
+                                                             : std::string();
+  if (!trial.plan.exclusion) {
+    row.cores = trial.plan.cores;
+    row.parallelism = trial.plan.parallelism;
+  }
+  if (trial.plan.stack_plan) {
+    row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
+  }
+  row.stack = stack_json(stack, trial.profile);
+  // packages: none, unless the run needs some on top of the stack (retry_with_packages).
+  if (!trial.script.empty()) row.run_py = trial.script;
+  row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
+  row.host = host_name();
+  row.canrun_version = kCanrunVersion;
+  return row;
+}
+
+void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
+  dataset::VerdictRow& row = outcome.row;
+  outcome.stdout_bytes = run.outcome.stdout_bytes;
+  row.runtime_s = run.outcome.wall_s;
+  if (const auto& report = run.report) {
+    row.load_s = report->load_s;
+    row.compile_s = report->compile_s;
+    row.generate_s = report->generate_s;
+    row.ttft_s = report->ttft_s;
+    row.decode_tokens_per_s = report->decode_tokens_per_s;
+    if (report->throughput) {
+      row.throughput = report->throughput;
+      row.throughput_unit = report->throughput_unit;
+    } else if (report->decode_tokens_per_s) {
+      row.throughput = report->decode_tokens_per_s;
+      row.throughput_unit = "tokens/s";
+    }
+    row.peak_device_memory_bytes = report->peak_device_memory_bytes;
+    outcome.compile_cache = report->compile_cache;
+  }
+}
+
+}  // namespace canrun::trial

@@ -1,0 +1,77 @@
+// The verdict rules of the verify step (trial.h): from what a run reported, the files it wrote
+// in its run folder and the CPU reference, the row's result, error, error_signature and
+// verification, with the columns each comparison measures. One core: the task's comparison
+// (task::Comparison) — tokens, logits, image or embeddings; sharded: the judge's judgement and
+// the teacher-forced agreement. Internal to src/trial: declared here so that unit tests call
+// the rules with plain values, without running anything.
+//
+// A rule that cannot read what it compares (a file run.py named but did not write, a bad
+// safetensors file) returns an error: that is not a verdict on the backend.
+//
+// Thread safety: functions of their arguments and of the files they read.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "dataset/verdict_row.h"
+#include "judge/judge.h"
+#include "run/classify.h"
+#include "run/result_line.h"
+#include "task/task.h"
+#include "verify/reference_store.h"
+
+namespace canrun::trial {
+
+//! A file the run named in its folder (`what`: "outputs", "image"); kCorrupt when it named none,
+//! or named one that is not there.
+Result<std::filesystem::path> run_file(const std::filesystem::path& run_dir,
+                                       const std::string& name, std::string_view what);
+
+//! FAIL_MISMATCH, signed "FAIL_MISMATCH | <what> differ from the CPU reference".
+void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_view what);
+
+//! One core, the CPU reference failed: REFERENCE_FAIL, no verdict on the backend; the error names
+//! the reference's run.py and says how it failed.
+void fail_for_reference(const run::Classification& failure,
+                        const std::filesystem::path& reference_run_dir, dataset::VerdictRow& row);
+
+//! One core, text generation: PASS when every token equals the reference's, else FAIL_MISMATCH
+//! naming the first differing token. Sets match_tokens either way.
+void compare_tokens_with_reference(const run::RunReport& report, const verify::Reference& reference,
+                                   dataset::VerdictRow& row);
+
+//! One core, an encoder task: the logits in the run's outputs file against the reference's
+//! (verify/logits.h), rows named by `spec.logits_row`. Sets output_text to a summary.
+Status compare_logits_with_reference(const task::TaskSpec& spec,
+                                     const std::filesystem::path& run_dir,
+                                     const run::RunReport& report,
+                                     const verify::Reference& reference, const std::string& dtype,
+                                     dataset::VerdictRow& row);
+
+//! One core, text-to-image: the run's image against the reference's (verify/image.h), and
+//! neither blank nor holding NaN. Sets output_text to a summary.
+Status compare_image_with_reference(const std::filesystem::path& run_dir,
+                                    const run::RunReport& report,
+                                    const verify::Reference& reference, const std::string& dtype,
+                                    dataset::VerdictRow& row);
+
+//! One core, an embedding task: every embedding near the reference's (the dtype's cosine
+//! threshold), the same nearest documents for each query; the embeddings encoded one at a time
+//! count too (verify/embeddings.h). Sets output_text to a summary.
+void compare_embeddings_with_reference(const run::RunReport& report,
+                                       const verify::Reference& reference, const std::string& dtype,
+                                       dataset::VerdictRow& row);
+
+//! Sharded, text generation: the judge's judgement of the text and, where the run measured its
+//! teacher-forced agreement (`report.agreement`) against `reference`, the agreement too: below
+//! verify::kAgreementThreshold is FAIL_MISMATCH whatever the judge said; else PASS when fluent,
+//! FAIL_JUDGE when not. match_tokens against the reference when there is one (information).
+void judge_sharded_run(const run::RunReport& report,
+                       const std::optional<verify::Reference>& reference,
+                       const judge::Judgement& judgement, dataset::VerdictRow& row);
+
+}  // namespace canrun::trial
