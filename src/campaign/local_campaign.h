@@ -4,8 +4,9 @@
 //
 // Durable: a campaign killed at any moment (kill -9 included) and run again with `resume`
 // continues from the results in its folder, first ending any process of a run the killed canrun
-// left (found through the journal and the CANRUN_CAMPAIGN variable each run inherits). A stop
-// request (Ctrl-C) kills the running trials' process groups and records nothing half done.
+// left (process_journal.h: found through the journal and the CANRUN_CAMPAIGN variable each run
+// inherits). A stop request (Ctrl-C) kills the running trials' process groups and records
+// nothing half done.
 //
 // Thread safety: run_campaign is called from one thread; it runs trials on threads of its own
 // and calls the observer from its own thread only.
@@ -91,10 +92,5 @@ Result<CampaignOutcome> run_campaign(const CampaignOptions& options,
 Result<CampaignOutcome> run_worker(const CampaignOptions& options, int slice,
                                    process::ProcessLauncher& launcher, CampaignObserver& observer,
                                    const std::atomic<bool>& stop);
-
-//! Ends every process of a run that a killed canrun of campaign `dir` (slice `slice`) left
-//! behind: the process groups its journal names whose members still carry
-//! CANRUN_CAMPAIGN=<dir>. Returns how many processes it killed.
-int end_leftover_processes(const std::filesystem::path& dir, int slice = 0);
 
 }  // namespace canrun::campaign

@@ -1,0 +1,220 @@
+#include "campaign/slice_phases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "campaign/job_sizing.h"
+#include "campaign/plan_work.h"
+#include "dataset/stack_key.h"
+
+namespace canrun::campaign {
+
+namespace fs = std::filesystem;
+
+Result<SliceWork> new_work(const CampaignOptions& options, const CampaignDir& dir, int slice,
+                           const backend::BackendProfile& profile, const stack::Stack& stack,
+                           int machine_cores, const dataset::DatasetDir& dataset,
+                           process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(
+      PlannedWork planned,
+      plan_work(options.selection, options.trial, stack.library_version, machine_cores, launcher));
+  SliceWork work;
+  work.items = std::move(planned.items);
+  work.unresolved = std::move(planned.unresolved);
+  std::error_code error;
+  fs::remove_all(dir.slice_dir(slice), error);
+  CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options, stack), work.items));
+  // A new campaign on a stack already in the dataset re-tests only what changed.
+  CANRUN_ASSIGN_OR_RETURN(
+      dataset::StackKey key,
+      dataset::StackKey::make(profile.name, profile.compiler, stack.compiler_version,
+                              "transformers", stack.library_version));
+  if (auto rows = dataset.read_stack(key); rows.ok()) {
+    work.recorded = standing_rows(work.items, *rows);
+    for (const auto& [index, row] : work.recorded) {
+      CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row));
+    }
+  }
+  work.indices.resize(work.items.size());
+  for (std::size_t index = 0; index < work.indices.size(); ++index) work.indices[index] = index;
+  return work;
+}
+
+Result<SliceWork> resumed_work(const CampaignDir& dir, int slice, std::string_view backend) {
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, dir.read_settings());
+  if (settings.value("backend", "") != backend) {
+    return invalid_argument(fmt::format(
+        "campaign folder {} holds a campaign on backend {}, not {}; give its backend or "
+        "another --campaign-dir",
+        dir.root().string(), settings.value("backend", "?"), backend));
+  }
+  SliceWork work;
+  CANRUN_ASSIGN_OR_RETURN(work.items, dir.read_work());
+  CANRUN_ASSIGN_OR_RETURN(work.recorded, dir.read_results(slice, &work.problems));
+  work.indices.resize(work.items.size());
+  for (std::size_t index = 0; index < work.indices.size(); ++index) work.indices[index] = index;
+  return work;
+}
+
+Status check_worker_stack(const nlohmann::json& settings, const fs::path& dir,
+                          const backend::BackendProfile& profile, const stack::Stack& stack) {
+  if (settings.value("compiler_version", "") == stack.compiler_version &&
+      settings.value("library_version", "") == stack.library_version) {
+    return ok_status();
+  }
+  return Error(
+      ErrorCode::kFailedCheck,
+      fmt::format(
+          "campaign {} was planned for {} {} and transformers {}; this node's stack has {} and "
+          "transformers {}: its verdicts would belong to another stack",
+          dir.string(), profile.compiler, settings.value("compiler_version", "?"),
+          settings.value("library_version", "?"), stack.compiler_version, stack.library_version));
+}
+
+Result<SliceWork> worker_work(const CampaignDir& dir, int slice,
+                              const backend::BackendProfile& profile, const stack::Stack& stack) {
+  CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, dir.read_settings());
+  CANRUN_RETURN_IF_ERROR(check_worker_stack(settings, dir.root(), profile, stack));
+  SliceWork work;
+  CANRUN_ASSIGN_OR_RETURN(work.items, dir.read_work());
+  CANRUN_ASSIGN_OR_RETURN(auto slices, dir.read_slices(work.items.size()));
+  if (slice < 0 || static_cast<std::size_t>(slice) >= slices.size()) {
+    return invalid_argument(fmt::format("--index {}: campaign {} has slices 0 to {}", slice,
+                                        dir.root().string(), slices.size() - 1));
+  }
+  work.indices = std::move(slices[static_cast<std::size_t>(slice)]);
+  CANRUN_ASSIGN_OR_RETURN(work.recorded, dir.read_results(slice, &work.problems));
+  return work;
+}
+
+std::map<std::size_t, dataset::VerdictRow> standing_rows(
+    const std::vector<WorkItem>& items, const std::vector<dataset::VerdictRow>& rows) {
+  std::map<std::size_t, dataset::VerdictRow> standing;
+  for (std::size_t index = 0; index < items.size(); ++index) {
+    const WorkItem& item = items[index];
+    for (const dataset::VerdictRow& row : rows) {
+      if (row.model_id != item.model_id || row.task != item.task) continue;
+      const bool same_run =
+          !item.excluded() && !item.revision.empty() && row.revision.value_or("") == item.revision;
+      const bool same_exclusion = item.excluded() && row.result == VerdictResult::kExcluded &&
+                                  row.exclusion_reason == item.exclusion_reason &&
+                                  row.error == item.why;
+      if (same_run || same_exclusion) standing.emplace(index, row);
+    }
+  }
+  return standing;
+}
+
+bool needs_retry(const dataset::VerdictRow& row, std::string_view retry) {
+  if (row.result == VerdictResult::kExcluded) return false;
+  if (retry == "all") return true;
+  return retry == "failed" && row.result != VerdictResult::kPass;
+}
+
+SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry) {
+  SliceDecision decision;
+  for (const std::size_t index : work.indices) {
+    const auto done = work.recorded.find(index);
+    if (done != work.recorded.end()) {
+      decision.history.record(done->second.model_id, done->second.backend, done->second.started_at,
+                              done->second.runtime_s.value_or(0));
+      if (!needs_retry(done->second, retry)) {
+        decision.standing.emplace(index, done->second);
+        continue;
+      }
+    }
+    (work.items[index].excluded() ? decision.to_exclude : decision.to_run).push_back(index);
+  }
+  return decision;
+}
+
+Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const trial::TrialRequest& request,
+                                         const backend::BackendProfile& profile,
+                                         const stack::Stack& stack,
+                                         process::ProcessLauncher& launcher) {
+  trial::PreparedTrial trial;
+  trial.request = request;
+  trial.request.task = item.task;
+  trial.profile = profile;
+  trial.cache_dir = trial::absolute_cache_dir(request);
+  trial.python = stack.python;
+  trial.checkpoint.model_id = item.model_id;
+  if (!item.revision.empty()) {
+    trial.checkpoint.revision = item.revision;
+    trial.checkpoint.commit = item.revision;
+  }
+  trial.stack = stack;
+  trial.plan.exclusion = item.exclusion_reason;
+  trial.plan.why = item.why;
+  if (item.weights_bytes > 0) {
+    trial.plan.stack_plan.emplace();
+    trial.plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  }
+  CANRUN_ASSIGN_OR_RETURN(trial::TrialOutcome outcome,
+                          trial::run_prepared_trial(trial, {}, launcher));
+  return outcome.row;
+}
+
+Status VerdictRecorder::record(std::size_t index, const dataset::VerdictRow& row,
+                               const RunTraces& traces) const {
+  CANRUN_RETURN_IF_ERROR(dir_.write_result(role_.slice, index, row, traces.log, traces.images));
+  if (!role_.worker) {
+    CANRUN_RETURN_IF_ERROR(dataset_.upsert({row}));
+    CANRUN_RETURN_IF_ERROR(dataset_.record_log(row, traces.log));
+    CANRUN_RETURN_IF_ERROR(dataset_.record_images(row, traces.images));
+  }
+  nlohmann::json done = {
+      {"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}};
+  if (const auto& cache = traces.compile_cache) {
+    done["compile_cache"] = {{"hits", cache->hits}, {"misses", cache->misses}};
+  }
+  (void)dir_.journal(role_.slice, std::move(done));
+  return ok_status();
+}
+
+Status VerdictRecorder::catch_up_dataset(
+    const std::map<std::size_t, dataset::VerdictRow>& results) const {
+  std::vector<dataset::VerdictRow> rows;
+  for (const auto& [index, row] : results) rows.push_back(row);
+  CANRUN_RETURN_IF_ERROR(dataset_.upsert(std::move(rows)));
+  // Likewise the logs (a verdict that stood from an earlier campaign keeps the log it has).
+  for (const auto& [index, row] : results) {
+    if (const std::string log = dir_.read_log(role_.slice, index); !log.empty()) {
+      CANRUN_RETURN_IF_ERROR(dataset_.record_log(row, log));
+    }
+    if (const auto images = dir_.read_images(role_.slice, index); !images.empty()) {
+      CANRUN_RETURN_IF_ERROR(dataset_.record_images(row, images));
+    }
+  }
+  return ok_status();
+}
+
+Result<Scheduler> slice_scheduler(CoreAllocator cores, HostResources host) {
+  if (cores.syntax() == "count")
+    host.cpus = std::max(host.cpus, static_cast<double>(cores.capacity()));
+  CANRUN_ASSIGN_OR_RETURN(HostBudget budget, HostBudget::create(host));
+  return Scheduler(std::move(cores), std::move(budget));
+}
+
+FirstJobs first_jobs(const std::vector<std::size_t>& to_run, const std::vector<WorkItem>& items,
+                     const backend::BackendProfile& profile, const RuntimeHistory& history,
+                     const std::function<bool(const WorkItem&)>& on_this_machine) {
+  FirstJobs jobs;
+  for (const std::size_t index : to_run) {
+    Job job = job_of(index, items[index], profile, history);
+    if (on_this_machine(items[index]) || items[index].revision.empty()) {
+      jobs.scheduled.push_back(reference_job_of(index, items[index], job));
+    } else {
+      jobs.to_fetch.push_back(std::move(job));
+    }
+  }
+  std::stable_sort(jobs.to_fetch.begin(), jobs.to_fetch.end(),
+                   [](const Job& a, const Job& b) { return a.expected_s > b.expected_s; });
+  return jobs;
+}
+
+}  // namespace canrun::campaign

@@ -1,0 +1,204 @@
+#include "campaign/staged_runs.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "campaign/job_sizing.h"
+#include "run/script_run.h"
+
+namespace canrun::campaign {
+
+Result<Staged> reference_stage(const WorkItem& item, const trial::TrialRequest& request,
+                               const backend::BackendProfile& profile, const stack::Stack& stack,
+                               process::ProcessLauncher& launcher) {
+  trial::TrialRequest planned = request;
+  planned.model = item.model_id;
+  planned.revision = item.revision.empty() ? "main" : item.revision;
+  planned.task = item.task;
+  CANRUN_ASSIGN_OR_RETURN(trial::Checkpoint checkpoint,
+                          trial::resolve_checkpoint({planned.model, planned.revision, {}}));
+  trial::TrialPlan plan;
+  plan.cores = item.cores;
+  plan.parallelism = item.parallelism;
+  plan.stack_plan.emplace();
+  plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  Staged staged;
+  CANRUN_ASSIGN_OR_RETURN(staged.trial,
+                          trial::prepare_planned(planned, profile, std::move(checkpoint),
+                                                 stack.library_version, std::move(plan)));
+  staged.trial.stack = stack;
+  CANRUN_RETURN_IF_ERROR(trial::require_local_files(staged.trial.checkpoint));
+  CANRUN_ASSIGN_OR_RETURN(staged.device.reference,
+                          trial::reference_for(staged.trial, 0, {}, launcher));
+  return staged;
+}
+
+Result<Staged> device_stage(Staged staged, const backend::BackendProfile& profile,
+                            const CoreGrant& grant, process::ProcessLauncher& launcher) {
+  trial::Placement placement;
+  placement.cores = {grant.range().first, grant.count()};
+  placement.pinning = profile.pinning_syntax == "count"
+                          ? std::optional<std::string>(std::to_string(grant.count()))
+                          : grant_pinning_value(profile, grant);
+  CANRUN_ASSIGN_OR_RETURN(staged.device, trial::run_on_device(staged.trial, placement, launcher,
+                                                              std::move(staged.device.reference)));
+  return staged;
+}
+
+Result<Staged> verify_stage(Staged staged, process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(trial::TrialOutcome verified,
+                          trial::verify_on_host(staged.trial, std::move(staged.device), launcher));
+  staged.device = trial::DeviceRun{std::move(verified), std::nullopt, {}, std::nullopt};
+  return staged;
+}
+
+Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* fetching,
+                         const std::vector<Job>& to_fetch, CampaignOutcome& outcome) {
+  const auto job_by_id = [&](std::size_t index) {
+    for (const Job& job : to_fetch) {
+      if (job.id == std::to_string(index)) return job;
+    }
+    return Job{};
+  };
+  struct Finished {
+    std::size_t index;
+    std::string job_id;
+    //! After the reference stage: the prepared trial and its reference; after the device
+    //! stage, device.report set: the host stage is still to come.
+    Result<Staged> staged;
+  };
+  std::map<std::size_t, Staged> referenced;  // between the reference and device stages
+  std::map<std::size_t, Staged> verifying;   // between the device and host stages
+  std::mutex mutex;                          // guards `finished`
+  std::vector<Finished> finished;
+  std::condition_variable wake;
+  std::vector<std::thread> threads;
+  Status failure;
+  const auto deliver = [&](std::size_t index, std::string job_id, Result<Staged> staged) {
+    std::lock_guard guard(mutex);
+    finished.push_back({index, std::move(job_id), std::move(staged)});
+    wake.notify_all();
+  };
+  const std::atomic<bool>& stop = run.stop;
+  while ((!scheduler.idle() || (fetching && fetching->waiting() > 0)) && !stop && failure.ok()) {
+    if (fetching) {
+      for (const auto& [index, fetched] : fetching->ready()) {
+        const WorkItem& item = outcome.items[index];
+        if (fetched.ok()) {
+          // A refusal ends the loop as any failure does: the stages running are stopped and
+          // joined below, never left running past this function.
+          if (auto added = scheduler.add(reference_job_of(index, item, job_by_id(index)));
+              !added.ok()) {
+            failure = added;
+            break;
+          }
+          continue;
+        }
+        fetching->done(index);
+        outcome.problems.push_back(
+            fmt::format("{} ({}): {}", item.model_id, item.task, fetched.error().message()));
+        run.observer.failed(item, fetched.error());
+      }
+      if (!failure.ok()) break;
+    }
+    const double now_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
+    for (JobStart& start : scheduler.start_ready(now_s)) {
+      const StageJob job = stage_of(start.id);
+      const std::size_t index = job.index;
+      if (job.stage == TrialStage::kReference) {
+        (void)run.dir.journal(run.slice, {{"event", "reference"}, {"item", index}});
+        threads.emplace_back([&, index, id = start.id] {
+          deliver(index, id,
+                  reference_stage(outcome.items[index], run.request, run.profile, run.stack,
+                                  run.launcher));
+        });
+        continue;
+      }
+      if (job.stage == TrialStage::kVerify) {
+        auto node = verifying.extract(index);
+        run.observer.verifying(outcome.items[index]);
+        threads.emplace_back(
+            [&, index, id = start.id, staged = std::move(node.mapped())]() mutable {
+              deliver(index, id, verify_stage(std::move(staged), run.launcher));
+            });
+        continue;
+      }
+      const WorkItem& item = outcome.items[index];
+      (void)run.dir.journal(
+          run.slice, {{"event", "start"}, {"item", index}, {"cores", describe_grant(start.cores)}});
+      run.observer.started(item, describe_grant(start.cores));
+      auto node = referenced.extract(index);
+      threads.emplace_back([&, index, id = start.id, grant = std::move(start.cores),
+                            staged = std::move(node.mapped())]() mutable {
+        deliver(index, id, device_stage(std::move(staged), run.profile, grant, run.launcher));
+      });
+    }
+    std::vector<Finished> done;
+    {
+      std::unique_lock guard(mutex);
+      wake.wait_for(guard, std::chrono::seconds(1), [&] { return !finished.empty() || stop; });
+      done.swap(finished);
+    }
+    for (Finished& one : done) {
+      (void)scheduler.finish(one.job_id);
+      const WorkItem& item = outcome.items[one.index];
+      if (stop) break;  // a trial cut short by the stop is no verdict
+      const TrialStage stage = stage_of(one.job_id).stage;
+      if (one.staged.ok() && stage == TrialStage::kReference) {  // on to its device stage
+        if (auto added = scheduler.add(job_of(one.index, item, run.profile, run.history));
+            !added.ok()) {
+          failure = added;
+          break;
+        }
+        referenced.emplace(one.index, std::move(*one.staged));
+        continue;
+      }
+      if (one.staged.ok() && one.staged->device.report) {  // on to its host stage
+        Job verify = verify_job_of(one.index, job_of(one.index, item, run.profile, run.history));
+        if (auto added = scheduler.add(verify); !added.ok()) {
+          failure = added;
+          break;
+        }
+        verifying.emplace(one.index, std::move(*one.staged));
+        (void)run.dir.journal(run.slice, {{"event", "verify"}, {"item", one.index}});
+        continue;
+      }
+      if (fetching) fetching->done(one.index);
+      if (!one.staged.ok()) {
+        outcome.problems.push_back(
+            fmt::format("{} ({}): {}", item.model_id, item.task, one.staged.error().message()));
+        run.observer.failed(item, one.staged.error());
+        continue;
+      }
+      trial::TrialOutcome& ran = one.staged->device.outcome;
+      dataset::VerdictRow& row = ran.row;
+      // A verdict run again (--retry) says whether it held: a changed one is flaky.
+      if (const auto before = run.recorded.find(one.index); before != run.recorded.end()) {
+        row.flaky = before->second.result != row.result;
+      }
+      const RunTraces traces{run::run_log(ran.run_dir), ran.compile_cache, ran.images};
+      if (auto status = run.recorder.record(one.index, row, traces); !status.ok()) {
+        failure = status;
+        break;
+      }
+      outcome.results[one.index] = std::move(row);
+      run.observer.finished(item, outcome.results[one.index]);
+    }
+    run.observer.tick();
+  }
+  if (stop || !failure.ok()) {
+    outcome.interrupted = stop;
+    run.launcher.kill_all();
+  }
+  for (std::thread& thread : threads) thread.join();
+  return failure;
+}
+
+}  // namespace canrun::campaign
