@@ -40,11 +40,13 @@ Result<std::unique_ptr<FetchAhead>> FetchAhead::open(const CampaignDir& dir, int
   return fetching;
 }
 
-void FetchAhead::enqueue(std::size_t index, const WorkItem& item) {
+Status FetchAhead::enqueue(std::size_t index, const WorkItem& item) {
+  CANRUN_ASSIGN_OR_RETURN(ModelId model, ModelId::parse(item.model_id));
+  CANRUN_ASSIGN_OR_RETURN(Revision revision,
+                          Revision::parse(item.revision.empty() ? "main" : item.revision));
   waiting_.push_back(index);
-  handles_[index] =
-      prefetcher_->enqueue(*ModelId::parse(item.model_id),
-                           *Revision::parse(item.revision.empty() ? "main" : item.revision));
+  handles_[index] = prefetcher_->enqueue(std::move(model), std::move(revision));
+  return ok_status();
 }
 
 std::vector<std::pair<std::size_t, Status>> FetchAhead::ready() {

@@ -38,8 +38,9 @@ class FetchAhead {
                                                   std::uint64_t budget);
   ~FetchAhead() { prefetcher_.reset(); }  // stops its thread before the budget goes
 
-  //! Queues item `index`'s checkpoint, after those queued before.
-  void enqueue(std::size_t index, const WorkItem& item);
+  //! Queues item `index`'s checkpoint, after those queued before; an item whose id or
+  //! revision does not parse is an error, never queued.
+  Status enqueue(std::size_t index, const WorkItem& item);
   //! Items whose fetch ended since the last call, with its outcome (never blocks).
   std::vector<std::pair<std::size_t, Status>> ready();
   //! The item's test is over (or will not run): its room may be reused.

@@ -128,7 +128,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     CANRUN_ASSIGN_OR_RETURN(fetching, FetchAhead::open(dir, slice, options.disk_budget_bytes));
     for (const Job& job : jobs.to_fetch) {
       const std::size_t index = std::stoul(job.id);
-      fetching->enqueue(index, outcome.items[index]);
+      CANRUN_RETURN_IF_ERROR(fetching->enqueue(index, outcome.items[index]));
       (void)dir.journal(slice, {{"event", "fetch"}, {"item", index}});
     }
   }

@@ -155,7 +155,7 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
     item.task = candidate.task;
     item.source = candidate.source;
     if (!seen.insert(item.key()).second) continue;
-    const ModelId id = *ModelId::parse(candidate.model_id);  // validated by its source
+    CANRUN_ASSIGN_OR_RETURN(const ModelId id, ModelId::parse(candidate.model_id));
     if (const auto rule = exclusions.match(id)) {
       item.exclusion_reason = rule->reason;
       item.why = rule->why;
