@@ -1,0 +1,174 @@
+#include "cli/fleet_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include "cache/sync.h"
+#include "campaign/executors.h"
+#include "campaign/fleet.h"
+#include "cli/exit_code.h"
+#include "cli/table.h"
+#include "core/atomic_file.h"
+#include "core/cache_dir.h"
+#include "core/json_output.h"
+#include "process/process.h"
+
+namespace canrun::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string describe_counts(const std::map<std::string, std::size_t>& counts) {
+  std::string out;
+  for (const auto& [result, count] : counts)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", result, count);
+  return out.empty() ? "-" : out;
+}
+
+nlohmann::json slices_json(const std::vector<campaign::SliceState>& slices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& slice : slices) {
+    out.push_back(
+        {{"slice", slice.slice},
+         {"state", slice.state},
+         {"items", slice.items},
+         {"done", slice.done},
+         {"results", slice.results},
+         {"remaining_s", slice.remaining_s},
+         {"compile_cache", {{"hits", slice.cache_hits}, {"misses", slice.cache_misses}}}});
+  }
+  return out;
+}
+
+void print_slices(const std::vector<campaign::SliceState>& slices) {
+  TextTable table({"SLICE", "STATE", "DONE", "RESULTS", "LEFT (EXPECTED)"});
+  for (const auto& slice : slices) {
+    table.add({std::to_string(slice.slice), slice.state,
+               fmt::format("{}/{}", slice.done, slice.items), describe_counts(slice.results),
+               slice.done == slice.items ? "-" : fmt::format("{:.0f} s", slice.remaining_s)});
+  }
+  table.print(std::cout);
+}
+
+}  // namespace
+
+int run_collect(const CampaignCommandOptions& options) {
+  if (options.out.empty()) return report(invalid_argument("--collect needs --out DATASET"));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::CollectOutcome outcome,
+                               campaign::collect_campaign(options.collect, options.out));
+  std::size_t pending = 0;
+  for (const auto& slice : outcome.slices) pending += slice.state != "done";
+  if (options.json) {
+    print_json(std::cout, {{"slices", slices_json(outcome.slices)},
+                           {"merged_rows", outcome.merged_rows},
+                           {"pending_slices", pending}});
+  } else {
+    print_slices(outcome.slices);
+    std::cout << fmt::format("{} rows of {} done slice(s) merged into {}", outcome.merged_rows,
+                             outcome.slices.size() - pending, options.out);
+    std::cout << (pending ? fmt::format("; {} slice(s) not done, left out\n", pending) : "\n");
+  }
+  return pending ? kExitFailed : kExitOk;
+}
+
+int run_status(const std::string& dir, bool json) {
+  CANRUN_ASSIGN_OR_RETURN_EXIT(auto slices, campaign::slice_states(dir));
+  // The campaign ends when its slowest unfinished slice does (each slice runs on its own node).
+  double eta = 0;
+  std::map<std::string, std::size_t> counts;
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
+  for (const auto& slice : slices) {
+    eta = std::max(eta, slice.remaining_s);
+    for (const auto& [result, count] : slice.results) counts[result] += count;
+    hits += slice.cache_hits;
+    misses += slice.cache_misses;
+  }
+  if (json) {
+    print_json(std::cout, {{"slices", slices_json(slices)},
+                           {"results", counts},
+                           {"eta_s", eta},
+                           {"compile_cache", {{"hits", hits}, {"misses", misses}}}});
+    return kExitOk;
+  }
+  print_slices(slices);
+  std::cout << fmt::format("results: {}; expected left: {:.0f} s (the slowest slice)\n",
+                           describe_counts(counts), eta);
+  if (hits + misses > 0) {
+    std::cout << fmt::format(
+        "compile cache: {} of {} graphs found in the cache ({:.0f} %)\n", hits, hits + misses,
+        100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses));
+  }
+  return kExitOk;
+}
+
+int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign) {
+  if (options.campaign_dir.empty()) {
+    return report(invalid_argument("--executor " + options.executor +
+                                   " needs --campaign-dir DIR on storage every node mounts (the "
+                                   "slices and results go there)"));
+  }
+  auto launcher = process::make_posix_launcher();
+  nlohmann::json executor = {{"kind", options.executor}};
+  if (!options.compile_cache.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(const cache::CacheLocation shared,
+                                 cache::parse_location(options.compile_cache));
+    executor["compile_cache"] =
+        shared.is_bucket() ? shared.bucket_uri : fs::absolute(shared.local).string();
+  }
+  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
+                               campaign::plan_fleet(campaign, options.slices, executor, *launcher));
+  campaign::ExecutorOptions fleet = options.fleet;
+  fleet.campaign_dir = fs::absolute(campaign.dir);
+  fleet.out = fs::absolute(campaign.out);
+  // Slurm nodes run this very executable (on shared storage) unless told otherwise; a pod
+  // runs the canrun of its image.
+  if (options.executor == "slurm" && !options.canrun_given) {
+    fleet.canrun = (executable_dir() / "canrun").string();
+  }
+  std::map<std::string, std::string> files;
+  if (options.executor == "slurm") {
+    files = campaign::slurm_files(plan, fleet);
+  } else {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
+                                 trial::trial_profile(campaign.trial));
+    files = campaign::kubernetes_files(plan, profile, fleet);
+  }
+  const fs::path where =
+      options.emit.empty() ? fleet.campaign_dir / options.executor : fs::path(options.emit);
+  std::error_code error;
+  fs::create_directories(where, error);
+  fs::create_directories(fleet.campaign_dir / "slurm", error);  // the jobs' output files
+  for (const auto& [name, text] : files) {
+    if (auto status = write_file_atomically(where / name, text); !status.ok()) {
+      return report(status.error());
+    }
+    if (name.ends_with(".sh") || name.ends_with(".sbatch")) {
+      fs::permissions(where / name, fs::perms::owner_exec | fs::perms::group_exec,
+                      fs::perm_options::add, error);
+    }
+  }
+  std::cout << fmt::format("planned {} items in {} slice(s) in {}; {} written to {}\n",
+                           plan.work.items.size(), plan.slices.size(), fleet.campaign_dir.string(),
+                           options.executor, where.string());
+  if (options.executor != "slurm" || !options.emit.empty()) return kExitOk;
+  // Submit: the array, then the collect job once every task ended.
+  process::ProcessSpec submit;
+  submit.argv = {"sh", (where / "submit.sh").string()};
+  submit.env = process::current_environment();  // sbatch passes it on to the jobs
+  submit.timeout = std::chrono::seconds(120);
+  auto submitted = launcher->run(submit);
+  if (!submitted.ok()) return report(submitted.error());
+  if (submitted->exit_code != 0) {
+    return report(Error(ErrorCode::kFailedCheck,
+                        fmt::format("submitting with sbatch failed (exit {}): {}",
+                                    submitted->exit_code.value_or(-1), submitted->stderr_tail)));
+  }
+  std::cout << "submitted: " << submitted->stdout_tail;
+  return kExitOk;
+}
+
+}  // namespace canrun::cli

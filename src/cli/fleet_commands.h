@@ -1,0 +1,24 @@
+// A campaign across a fleet, from the command line (campaign/fleet.h, campaign/executors.h):
+// `canrun campaign --executor slurm|k8s` plans it and writes (and on Slurm submits) the jobs,
+// `--collect` merges the done slices into the dataset, and `canrun campaign status` reads
+// each slice's state from the campaign folder.
+#pragma once
+
+#include <string>
+
+#include "campaign/local_campaign.h"
+#include "cli/campaign_options.h"
+
+namespace canrun::cli {
+
+//! Plans `campaign` into --campaign-dir and writes the executor's files to --emit or the
+//! folder; on Slurm without --emit, submits them too. Returns the exit code.
+int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign);
+
+//! Merges the done slices of --collect into --out; exit 1 while some slice is not done.
+int run_collect(const CampaignCommandOptions& options);
+
+//! Each slice's state, the counts per result and the expected time left; exit 0.
+int run_status(const std::string& dir, bool json);
+
+}  // namespace canrun::cli
