@@ -1,0 +1,59 @@
+// How figures and reasons read on the page: '—' stands for a missing figure everywhere.
+
+export function formatSeconds(seconds) {
+  if (seconds === null || seconds === undefined) return '—';
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+export function formatBytes(bytes) {
+  if (bytes === null || bytes === undefined) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+export function formatCount(count) {
+  if (count === null || count === undefined) return '—';
+  if (count >= 1e6) return `${(count / 1e6).toFixed(1)}M`;
+  if (count >= 1e3) return `${(count / 1e3).toFixed(1)}k`;
+  return String(count);
+}
+
+export function formatTokensPerSecond(rate) {
+  return rate === null || rate === undefined ? '—' : `${rate.toFixed(1)} tok/s`;
+}
+
+/** counted(2, 'fix', 'fixes') is '2 fixes'; counted(1, 'core') is '1 core'. */
+export function counted(count, singular, plural = `${singular}s`) {
+  return `${count} ${count === 1 ? singular : plural}`;
+}
+
+/** A stack without its backend: 'inductor 2.13.0 · transformers 5.19.0'. */
+export function stackLabel(stack) {
+  return `${stack.compiler} ${stack.compiler_version} · ${stack.library} ${stack.library_version}`;
+}
+
+const REASON_TEXT = {
+  low_priority: 'low priority', incompatible: 'incompatible', gated: 'gated',
+  remote_code: 'needs remote code', too_large: 'too large', no_parallel_plan: 'no parallel plan',
+  no_safetensors: 'no safetensors', unsupported_task: 'unsupported task', note: 'curator’s note',
+};
+
+/** An exclusion reason as the dataset names it ('remote_code'), in words. */
+export function reasonText(reason) {
+  return REASON_TEXT[reason] || reason;
+}
+
+// A plan predicted for a model not tested on the stack (from the Hub's parameter counts and the
+// stack's parallel plans): shown apart from verdicts, always labelled "predicted".
+export function predictedText(predicted) {
+  if (predicted.exclusion) return `predicted: ${reasonText(predicted.exclusion)}`;
+  const open = predicted.parallelism === null && predicted.cores > 1;
+  const how = open ? ' · TP or EP' : (predicted.parallelism && predicted.parallelism !== 'none' ? ` · ${predicted.parallelism}` : '');
+  return `predicted: ${counted(predicted.cores, 'core')}${how}`;
+}

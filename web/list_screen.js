@@ -1,0 +1,206 @@
+// The list screen (/): the models of one view (selected, trending, downloads, tested) for a
+// task on a stack, with their verdicts; search, task and stack controls, pages of PAGE_SIZE.
+import { fetchModels, loadVersions, stackOptions } from './api.js';
+import { h } from './dom.js';
+import { counted, formatBytes, formatCount, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
+import { navigate } from './navigation.js';
+import { causesUrl, compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
+import { badge, selectControl } from './widgets.js';
+
+const VIEWS = [
+  { id: 'selected', label: 'Selected', hint: 'Curated models, in the curator’s order' },
+  { id: 'trending', label: 'Trending', hint: 'The Hub’s trending models for this task' },
+  { id: 'downloads', label: 'Downloads', hint: 'The Hub’s most downloaded models for this task' },
+  { id: 'tested', label: 'Tested', hint: 'Every model tested on this stack, whatever list it is on' },
+];
+// The Tested view's sortable columns: the API's sort key → the column's header.
+const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
+const PAGE_SIZE = 50;
+
+let searchTimer = 0;
+let focusAfterRender = null;  // id of the element to focus once the next render is drawn
+
+function tabs(activeView, params) {
+  const list = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' });
+  VIEWS.forEach((view, idx) => {
+    const selected = view.id === activeView;
+    list.append(h('button', {
+      class: selected ? 'tab active' : 'tab', role: 'tab', id: `tab-${view.id}`, type: 'button',
+      'aria-selected': selected ? 'true' : 'false', tabindex: selected ? '0' : '-1', title: view.hint,
+      onclick: () => navigate(listUrl({ ...params, view: view.id === 'selected' ? '' : view.id, page: '' })),
+      onkeydown: (event) => {
+        const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+        if (!step) return;
+        event.preventDefault();
+        const next = VIEWS[(idx + step + VIEWS.length) % VIEWS.length];
+        focusAfterRender = `tab-${next.id}`;
+        navigate(listUrl({ ...params, view: next.id === 'selected' ? '' : next.id, page: '' }));
+      },
+    }, view.label));
+  });
+  return list;
+}
+
+function controls(versions, params, data) {
+  const stack = data.stack || {};
+  const backend = stack.backend || '';
+  const stacks = stackOptions(versions, backend);
+  const compilerVersions = [...new Set(stacks.map((item) => item.compiler_version))];
+  const libraryVersions = stacks.filter((item) => item.compiler_version === stack.compiler_version)
+    .map((item) => item.library_version);
+  const libraryName = stack.library || 'transformers';
+  const compilerName = stack.compiler || 'compiler';
+
+  const search = h('input', {
+    id: 'search', type: 'search', placeholder: 'Search models…  (press / )', value: params.q || '',
+    autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Search models by name',
+    oninput: (event) => {
+      clearTimeout(searchTimer);
+      const value = event.target.value;
+      searchTimer = setTimeout(() => navigate(listUrl({ ...params, q: value, page: '' }), { replace: true }), 120);
+    },
+  });
+  const tasks = (versions.tasks || []).map((task) => ({ value: task, label: task }));
+  return h('div', { class: 'controls' },
+    h('label', { class: 'control search-control', for: 'search' }, h('span', { class: 'control-label' }, 'Model'), search),
+    selectControl('task', 'Task', tasks, data.task || '', (value) => navigate(listUrl({ ...params, task: value, page: '' }))),
+    selectControl('backend', 'Backend', (versions.backends || []).map((item) => ({ value: item.name, label: item.name })), backend,
+      (value) => navigate(listUrl({ ...params, backend: value, compiler_version: '', library_version: '', page: '' }))),
+    selectControl('compiler_version', compilerName, compilerVersions.map((value) => ({ value, label: value })), stack.compiler_version || '',
+      (value) => navigate(listUrl({ ...params, backend, compiler_version: value, library_version: '', page: '' }))),
+    selectControl('library_version', libraryName, libraryVersions.map((value) => ({ value, label: value })), stack.library_version || '',
+      (value) => navigate(listUrl({ ...params, backend, compiler_version: stack.compiler_version, library_version: value, page: '' }))));
+}
+
+function verdictCell(model) {
+  const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class));
+  if (model.predicted) cell.append(h('span', { class: 'predicted', title: model.predicted.why }, predictedText(model.predicted)));
+  if (model.status === 'EXCLUDED') {
+    const reason = model.exclusion_reason ? reasonText(model.exclusion_reason) : '';
+    cell.append(h('span', { class: 'reason', title: model.exclusion_why || '' }, reason));
+    if (model.exclusion_why) cell.append(h('span', { class: 'why' }, model.exclusion_why));
+  } else if (model.error_signature && model.status !== 'PASS') {
+    cell.append(h('span', { class: 'reason' }, model.error_signature));
+  }
+  // At phone width the measurement columns fold into one line under the verdict.
+  if (model.cores !== null || model.runtime_s !== null) {
+    const cores = model.cores === null ? null : counted(model.cores, 'core');
+    cell.append(h('span', { class: 'phone-meta' },
+      [cores, model.runtime_s === null ? null : formatSeconds(model.runtime_s),
+        model.peak_device_memory_bytes === null ? null : formatBytes(model.peak_device_memory_bytes)]
+        .filter(Boolean).join(' · ')));
+  }
+  return cell;
+}
+
+function sortHeader(key, data, params, attrs = {}) {
+  const active = data.sort === key;
+  return h('th', { scope: 'col', ...attrs, 'aria-sort': active ? (key === 'decode' ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: active ? 'sort active' : 'sort', id: `sort-${key}`,
+      onclick: () => navigate(listUrl({ ...params, view: 'tested', sort: key === 'name' ? '' : key, page: '' })) },
+    SORTS[key], active ? (key === 'decode' ? ' ↓' : ' ↑') : ''));
+}
+
+function modelsTable(data, params) {
+  const tested = data.view === 'tested';
+  const third = data.view === 'trending' ? 'Trending' : 'Downloads';
+  const lastCell = (model) => (tested
+    ? h('td', { class: 'num col-popularity', title: model.ttft_s == null ? '' : `first token ${formatSeconds(model.ttft_s)}` },
+      formatTokensPerSecond(model.decode_tokens_per_s))
+    : h('td', { class: 'num col-popularity' },
+      data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads)));
+  const head = tested
+    ? [h('th', { scope: 'col', class: 'rank' }, '#'), sortHeader('name', data, params), sortHeader('verdict', data, params),
+      sortHeader('cores', data, params, { class: 'num col-cores' }), sortHeader('runtime', data, params, { class: 'num col-runtime' }),
+      sortHeader('memory', data, params, { class: 'num col-memory' }),
+      sortHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' })]
+    : [h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
+      h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
+      h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
+      h('th', { scope: 'col', class: 'num col-memory' }, 'Peak memory'),
+      h('th', { scope: 'col', class: 'num col-popularity' }, third)];
+  const rows = data.models.map((model) => h('tr', {},
+    h('td', { class: 'rank' }, model.rank),
+    h('td', { class: 'model-cell' },
+      h('a', { href: modelUrl(model.id, { ...params, task: data.task }), 'data-nav': true, class: 'model-link' }, model.id),
+      model.note ? h('span', { class: 'note' }, model.note) : null),
+    verdictCell(model),
+    h('td', { class: 'num col-cores' }, model.cores ?? (model.predicted?.cores
+      ? h('span', { class: 'predicted', title: `predicted: ${model.predicted.why}` }, `~${model.predicted.cores}`) : '—')),
+    h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
+    h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
+    lastCell(model)));
+  return h('div', { class: 'table-wrap' },
+    h('table', { class: 'models' },
+      h('caption', { class: 'visually-hidden' }, `${data.view} models for ${data.task}`),
+      h('thead', {}, h('tr', {}, head)),
+      h('tbody', {}, rows)));
+}
+
+function pager(data, params) {
+  if (data.total <= data.limit) return null;
+  const page = Math.floor(data.offset / data.limit) + 1;
+  const pages = Math.ceil(data.total / data.limit);
+  const go = (number) => navigate(listUrl({ ...params, page: number > 1 ? String(number) : '' }));
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    h('button', { type: 'button', class: 'button', disabled: page <= 1, onclick: () => go(page - 1) }, '← Previous'),
+    h('span', {}, `Page ${page} of ${pages}`),
+    h('button', { type: 'button', class: 'button', disabled: page >= pages, onclick: () => go(page + 1) }, 'Next →'));
+}
+
+// The stack listed after `stack` (older) on its backend, else the stack itself.
+function previousStack(versions, stack) {
+  const stacks = stackOptions(versions, stack.backend);
+  const at = stacks.findIndex((item) => item.stem === stack.stem);
+  return (stacks[at + 1] || stack).stem;
+}
+
+/** Draws the list for `state` into `root`, unless `isCurrent()` says a newer render took over. */
+export async function renderList(root, state, isCurrent) {
+  const params = state.params;
+  const page = Math.max(1, parseInt(params.page || '1', 10) || 1);
+  const versions = await loadVersions();
+  const data = await fetchModels(params, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+  if (!isCurrent()) return;
+  const hadFocus = document.activeElement && document.activeElement.id;
+  const selection = hadFocus === 'search' ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
+
+  const view = VIEWS.find((item) => item.id === data.view) || VIEWS[0];
+  const counts = data.models.reduce((acc, model) => {
+    acc[model.status] = acc[model.status] || { statusClass: model.status_class, count: 0 };
+    acc[model.status].count += 1;
+    return acc;
+  }, {});
+  const summary = data.stack
+    ? h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.stack.backend), ' ', stackLabel(data.stack))
+    : h('p', { class: 'stack-line' }, 'No results in the dataset yet: every model is listed as not tested.');
+  const body = data.models.length
+    ? modelsTable(data, params)
+    : h('div', { class: 'empty' }, data.search ? `No model matches “${data.search}” in this view.` : 'This view has no models for this task yet.');
+  root.replaceChildren(
+    h('section', { class: 'hero' },
+      h('h1', {}, 'Does it run?'),
+      h('p', { class: 'lede' }, 'The Hub’s popular models, tested unmodified with torch.compile on each software stack. Pick a model to see how to reproduce the result.')),
+    h('section', { class: 'card' },
+      tabs(data.view, params),
+      h('div', { class: 'tab-panel', role: 'tabpanel', 'aria-labelledby': `tab-${data.view}` },
+        h('p', { class: 'view-hint' }, view.hint),
+        controls(versions, params, data),
+        summary,
+        h('p', { class: 'result-count' }, counted(data.total, 'model'),
+          ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`)),
+          data.stack ? h('a', { href: causesUrl({ ...params, ...stackParams(data.stack) }), 'data-nav': true, class: 'causes-link', id: 'causes-link' }, 'Failure causes →') : null,
+          data.stack ? h('a', { href: compareUrl({ b: data.stack.stem, a: previousStack(versions, data.stack), task: data.task }), 'data-nav': true, class: 'causes-link', id: 'compare-link' }, 'Compare stacks →') : null),
+        body,
+        pager(data, params))));
+  document.title = `canrun — ${view.label} · ${data.task || ''}`;
+  const focusId = focusAfterRender || hadFocus;
+  focusAfterRender = null;
+  if (focusId) {
+    const again = document.getElementById(focusId);
+    if (again) {
+      again.focus();
+      if (selection) again.setSelectionRange(selection[0], selection[1]);
+    }
+  }
+}
