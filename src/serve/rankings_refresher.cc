@@ -26,45 +26,23 @@ std::unique_ptr<hub::HttpTransport> quick_transport() {
 
 RankingsRefresher::RankingsRefresher(hub::HubConfig config, std::filesystem::path dir,
                                      std::chrono::seconds period, std::size_t limit)
-    : client_(std::make_unique<hub::HubClient>(quick(std::move(config)), quick_transport(),
-                                               [this](std::chrono::milliseconds wait) {
-                                                 std::unique_lock lock(stop_mutex_);
-                                                 stop_signal_.wait_for(
-                                                     lock, wait, [this] { return stopping_; });
-                                               })),
+    : client_(std::make_unique<hub::HubClient>(
+          quick(std::move(config)), quick_transport(),
+          [this](std::chrono::milliseconds wait) { loop_.wait_or_stop(wait); })),
       dir_(std::move(dir)),
-      period_(period),
       limit_(limit),
-      thread_([this] { run(); }) {}
+      loop_(period, BackgroundLoop::FirstRun::kAtOnce, [this] { refresh_once(); }) {}
 
 RankingsRefresher::~RankingsRefresher() { stop(); }
 
-void RankingsRefresher::stop() {
-  {
-    std::lock_guard lock(stop_mutex_);
-    stopping_ = true;
-  }
-  stop_signal_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void RankingsRefresher::run() {
-  while (true) {
-    refresh_once();
-    std::unique_lock lock(stop_mutex_);
-    if (stop_signal_.wait_for(lock, period_, [this] { return stopping_; })) return;
-  }
-}
+void RankingsRefresher::stop() { loop_.stop(); }
 
 void RankingsRefresher::refresh_once() {
   std::error_code error;
   std::filesystem::create_directories(dir_, error);
   for (const std::string& task : hub::supported_tasks()) {
     for (hub::RankingSort sort : {hub::RankingSort::kDownloads, hub::RankingSort::kTrending}) {
-      {
-        std::lock_guard lock(stop_mutex_);
-        if (stopping_) return;
-      }
+      if (loop_.stopping()) return;
       auto rankings = hub::current_rankings(*client_, dir_, task, sort, limit_,
                                             std::chrono::system_clock::now());
       const std::string what = fmt::format("{} by {}", task, hub::ranking_sort_name(sort));

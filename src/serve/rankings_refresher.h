@@ -9,14 +9,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "hub/hub_client.h"
+#include "serve/background_loop.h"
 
 namespace canrun::serve {
 
@@ -34,17 +32,12 @@ class RankingsRefresher {
   void stop();
 
  private:
-  void run();
   void refresh_once();
 
   std::unique_ptr<hub::HubClient> client_;
   const std::filesystem::path dir_;
-  const std::chrono::seconds period_;
   const std::size_t limit_;
-  std::mutex stop_mutex_;
-  std::condition_variable stop_signal_;
-  bool stopping_ = false;
-  std::thread thread_;  //!< last: starts once the rest is ready
+  BackgroundLoop loop_;  //!< last: starts once the rest is ready
 };
 
 }  // namespace canrun::serve

@@ -1,19 +1,28 @@
 // SpaceIndex: everything the Space answers from, in memory — every stack's verdicts, the Hub
-// rankings, the curated list and exclusions, the cache prefetch command of each backend.
-// Built once from its inputs and never changed; a reload builds a new one and swaps it in
-// (SpaceService), so queries never touch the disk and never see half an update.
+// rankings, the curated list and exclusions, the cache prefetch command of each backend, and
+// which logs and images the dataset keeps beside the rows (stack_verdicts.h). Built once from
+// its inputs and never changed; a reload builds a new one and swaps it in (SpaceService), so no
+// query ever sees half an update.
+//
+// Queries never look at the disk to decide their answer: what exists was found when the inputs
+// were read. The one exception is the bytes of a kept log or image, too big to hold in memory:
+// log_text() and image_bytes() read the file the index knows, at its known path, when asked
+// (and, only when that read fails, look whether the file was removed since).
+//
+// Its methods are defined in files of one job each: space_index_build.cc (build),
+// space_index_lookup.cc (the stack, row and view entry a query names, exclusions, prefetch),
+// space_index_lists.cc (versions, models, causes, compare) and space_index_model.cc (one
+// model's page, its log and images).
 //
 // Thread safety: immutable after build(); const methods may be called from many threads.
 #pragma once
 
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/profile.h"
@@ -21,27 +30,12 @@
 #include "core/result.h"
 #include "dataset/stack_key.h"
 #include "dataset/verdict_row.h"
+#include "serve/query_params.h"
 #include "serve/rankings.h"
+#include "serve/stack_verdicts.h"
 #include "stack/parallel_support.h"
 
 namespace canrun::serve {
-
-//! One stack file's rows with a lookup by (model id, task). Shared between successive indexes
-//! while its file is unchanged.
-class StackVerdicts {
- public:
-  StackVerdicts(dataset::StackKey key, std::vector<dataset::VerdictRow> rows);
-
-  const dataset::StackKey& key() const { return key_; }
-  const std::vector<dataset::VerdictRow>& rows() const { return rows_; }
-  //! The row of (model, task), or nullptr.
-  const dataset::VerdictRow* find(std::string_view model_id, std::string_view task) const;
-
- private:
-  dataset::StackKey key_;
-  std::vector<dataset::VerdictRow> rows_;
-  std::unordered_map<std::string, std::size_t> by_model_task_;  //!< "model\ntask" → row
-};
 
 //! A curator's entry of the Selected view.
 struct CuratedModel {
@@ -72,9 +66,6 @@ struct IndexInputs {
   std::map<std::string, backend::Topology> topologies;
   //! What each transformers version is known to offer per model type (the probe cache).
   stack::ParallelSupportTable parallel_support;
-  //! The dataset folder, whose logs/ holds failures' logs (dataset::DatasetDir::record_log);
-  //! empty: no logs.
-  std::filesystem::path dataset_root;
 };
 
 //! Selected, Trending, Downloads: curated or ranked lists joined with verdicts. Tested: every
@@ -104,30 +95,29 @@ class SpaceIndex {
  public:
   static std::shared_ptr<const SpaceIndex> build(IndexInputs inputs);
 
-  //! /api/versions: backends, their stacks newest first, the tasks, the defaults.
+  //! /api/versions: backends, their stacks newest first, the tasks, the defaults, and what the
+  //! page needs to know of each registered task (task_details, in the registry's order).
   nlohmann::json versions_json() const;
   //! /api/models
   Result<nlohmann::json> models_json(const ModelsQuery& query) const;
   //! /api/causes: the chosen stack's failures grouped by error_signature (dataset/causes.h).
   //! `params` may hold backend / compiler_version / library_version.
-  Result<nlohmann::json> causes_json(const std::map<std::string, std::string>& params) const;
+  Result<nlohmann::json> causes_json(const QueryParams& params) const;
   //! /api/compare: stack `a` against stack `b` (stems), optionally one task: the lists of
   //! dataset::diff_json (the one regression rule), with both stacks described.
-  Result<nlohmann::json> compare_json(const std::map<std::string, std::string>& params) const;
+  Result<nlohmann::json> compare_json(const QueryParams& params) const;
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
-  Result<nlohmann::json> model_json(const ModelId& id,
-                                    const std::map<std::string, std::string>& params) const;
+  Result<nlohmann::json> model_json(const ModelId& id, const QueryParams& params) const;
 
   //! /api/log/<id>: the kept log of the model's failure on the stack (params as model_json,
-  //! `task` required), read from the dataset folder: the one answer read from disk, since
-  //! logs are too big to hold in memory. kNotFound when the row is not a failure or no log
-  //! was kept.
-  Result<std::string> log_text(const ModelId& id,
-                               const std::map<std::string, std::string>& params) const;
-  //! The bytes of an output image of the model's row on the stack the params select (task,
-  //! backend, versions), `role` "image" or "reference_image" (dataset/dataset.h): a PNG.
-  Result<std::string> image_bytes(const ModelId& id,
-                                  const std::map<std::string, std::string>& params) const;
+  //! `task` required). kNotFound when the row is not a failure or no log was kept (or it was
+  //! removed since). Reads the log's bytes from the file the index knows (see the top of this
+  //! file).
+  Result<std::string> log_text(const ModelId& id, const QueryParams& params) const;
+  //! /api/image/<id>: the bytes of an output image of the model's row on the stack the params
+  //! select (task, backend, versions), `role` "image" or "reference_image" (dataset/dataset.h):
+  //! a PNG. kNotFound when none is kept. Reads the file the index knows.
+  Result<std::string> image_bytes(const ModelId& id, const QueryParams& params) const;
 
   std::size_t stack_count() const { return stacks_.size(); }
   std::size_t row_count() const { return row_count_; }
@@ -146,12 +136,25 @@ class SpaceIndex {
     const RankedModel* trending = nullptr;   //!< from the trending snapshot, if listed there
     std::string note;
   };
+  //! A model's row on the stack a query names; `row` null when the stack has none.
+  struct StackRow {
+    const StackVerdicts* stack = nullptr;  //!< null when the dataset has no stacks
+    const dataset::VerdictRow* row = nullptr;
+  };
+
+  // space_index_lookup.cc
   //! The stack named by a request's backend / compiler_version / library_version.
-  Result<const StackVerdicts*> resolve_stack(
-      const std::map<std::string, std::string>& params) const;
+  Result<const StackVerdicts*> resolve_stack(const QueryParams& params) const;
   Result<const StackVerdicts*> resolve_stack(const std::string& backend,
                                              const std::string& compiler_version,
                                              const std::string& library_version) const;
+  //! The model's row of the params' task on the stack they name.
+  Result<StackRow> resolve_row(const ModelId& id, const QueryParams& params) const;
+  std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;
+  //! The entry of `id` in the view of `task`, or nullptr.
+  const ViewEntry* view_entry(const std::string& task, View view, std::string_view id) const;
+
+  // space_index_lists.cc
   nlohmann::json entry_json(const ViewEntry& entry, const std::string& task,
                             const StackVerdicts& stack) const;
   //! The plan the planner would choose for an untested ranked model on `stack`, from what the
@@ -162,7 +165,17 @@ class SpaceIndex {
   //! The Tested view's entries for the stack and task, searched and sorted.
   std::vector<ViewEntry> tested_entries(const ModelsQuery& query, const std::string& task,
                                         const StackVerdicts* stack) const;
-  std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;
+
+  // space_index_model.cc
+  //! Every task the model appears in (a row on any stack, a ranking or the curated list), in
+  //! the index's order of tasks.
+  std::vector<std::string> tasks_of(const ModelId& id) const;
+  //! The model's history on the backend of `stack`, newest first, each row compared with the
+  //! nearest older one by the one regression rule.
+  nlohmann::json history_json(const ModelId& id, const std::string& task,
+                              const StackVerdicts& stack) const;
+  //! The model's latest verdict on every backend: its newest stack with a row.
+  nlohmann::json latest_per_backend_json(const ModelId& id, const std::string& task) const;
 
   IndexInputs inputs_;
   //! Newest first within a backend; backends by name.

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/atomic_file.h"
+#include "core/test_temp_dir.h"
+#include "dataset/dataset.h"
 #include "dataset/test_rows.h"
+#include "task/task.h"
 
 namespace canrun::serve {
 namespace {
@@ -80,6 +84,36 @@ TEST(SpaceIndex, VersionsAreNewestFirstByNumber) {
   EXPECT_EQ(versions["stacks"][1]["compiler_version"], "2.9.1");
   EXPECT_EQ(versions["default"]["compiler_version"], "2.16.372.0");
   EXPECT_EQ(versions["tasks"], json({"text-generation"}));
+}
+
+// The page learns from /api/versions what it needs of each task, so a new task needs no edit
+// of web/: every registered task, in the registry's order, whatever the dataset holds.
+TEST(SpaceIndex, VersionsDescribeEveryRegisteredTaskForThePage) {
+  const json details = sample_index()->versions_json()["task_details"];
+  ASSERT_EQ(details.size(), task::tasks().size());
+  std::vector<std::string> names;
+  for (const json& detail : details) names.push_back(detail["name"]);
+  EXPECT_EQ(names, task::task_names());
+  EXPECT_EQ(details[0], json({{"name", "text-generation"},
+                              {"library", "transformers"},
+                              {"comparison", "tokens"},
+                              {"display", "text"},
+                              {"generates_text", true},
+                              {"speed_meaning",
+                               "Run time, first token and decode tokens/s measure 32 greedy tokens "
+                               "at batch 1 with a static cache, after compiling: a smoke test of "
+                               "speed, not a benchmark."}}));
+  for (const json& detail : details) {
+    SCOPED_TRACE(detail["name"].get<std::string>());
+    const task::TaskSpec* spec = task::find_task(detail["name"].get<std::string>());
+    ASSERT_NE(spec, nullptr);
+    EXPECT_EQ(detail["generates_text"], task::generates_text(*spec));
+    EXPECT_EQ(detail["speed_meaning"], task::speed_meaning(*spec));
+    EXPECT_EQ(detail["display"], task::to_string(spec->display));
+  }
+  EXPECT_EQ(details[6]["name"], "text-to-image");
+  EXPECT_EQ(details[6]["generates_text"], false);
+  EXPECT_EQ(details[6]["display"], "image");
 }
 
 TEST(SpaceIndex, SelectedViewKeepsTheCuratorsOrderAndSaysNotTested) {
@@ -265,6 +299,60 @@ TEST(SpaceIndex, HistoryFollowsTheRegressionRule) {
   EXPECT_TRUE(newest("org/grown")["regression"]);
   EXPECT_FALSE(newest("org/grown")["unverified"]);
   EXPECT_EQ(newest("org/grown")["status_class"], "excluded");
+}
+
+// Which logs and images are kept is known from the build: a query links and serves them
+// without looking at the disk, and only the bytes are read when asked for.
+TEST(SpaceIndex, KeptLogsAndImagesAreKnownFromTheBuild) {
+  canrun::testing::TempDir temp("space-index");
+  const std::filesystem::path root = temp.path() / "dataset";
+  const dataset::DatasetDir data(root);
+  VerdictRow failure = row_on("org/failed", "2.16.372.0", "FAIL_COMPILE");
+  VerdictRow painter = row_on("org/painter", "2.16.372.0", "PASS");
+  painter.task = "text-to-image";
+  const std::filesystem::path png = temp.path() / "image.png";
+  ASSERT_TRUE(write_file_atomically(png, "PNG bytes").ok());
+  ASSERT_TRUE(dataset::name_output_files(painter, {{"image", png}}).ok());
+  ASSERT_TRUE(data.record_images(painter, {{"image", png}}).ok());
+  ASSERT_TRUE(data.record_log(failure, "the run's output").ok());
+  std::vector<VerdictRow> rows = {failure, painter};
+  const auto key = *dataset::stack_key_of(failure);
+  IndexInputs inputs;
+  KeptFiles kept = KeptFiles::find(root, key, rows);
+  inputs.stacks.push_back(std::make_shared<const StackVerdicts>(key, rows, std::move(kept)));
+  const auto index = SpaceIndex::build(std::move(inputs));
+
+  const json page = *index->model_json(*ModelId::parse("org/failed"), {});
+  EXPECT_EQ(page["log_url"],
+            "/api/log/org/failed?backend=neuron&compiler_version=2.16.372.0"
+            "&library_version=5.18.0&task=text-generation");
+  EXPECT_TRUE(page["images"].is_null());
+  const QueryParams failed_row = {{"task", "text-generation"}};
+  EXPECT_EQ(*index->log_text(*ModelId::parse("org/failed"), failed_row), "the run's output");
+  const json painted = *index->model_json(*ModelId::parse("org/painter"), {});
+  EXPECT_TRUE(painted["log_url"].is_null());
+  EXPECT_EQ(painted["images"],
+            json({{"image",
+                   "/api/image/org/painter?backend=neuron&compiler_version=2.16.372.0"
+                   "&library_version=5.18.0&task=text-to-image&role=image"}}));
+  const QueryParams painted_image = {{"task", "text-to-image"}, {"role", "image"}};
+  EXPECT_EQ(*index->image_bytes(*ModelId::parse("org/painter"), painted_image), "PNG bytes");
+  auto no_role = index->image_bytes(*ModelId::parse("org/painter"), {{"task", "text-to-image"}});
+  ASSERT_FALSE(no_role.ok());
+  EXPECT_TRUE(no_role.error().has_reason(reason::kNotFound));
+
+  // Gone from the disk: the page still links what the build found (it does not look), and the
+  // read answers as if it had never been kept.
+  std::filesystem::remove_all(root);
+  EXPECT_EQ((*index->model_json(*ModelId::parse("org/failed"), {}))["log_url"], page["log_url"]);
+  auto gone = index->log_text(*ModelId::parse("org/failed"), failed_row);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(gone.error().has_reason(reason::kNotFound));
+  EXPECT_NE(gone.error().message().find("no log kept for org/failed"), std::string::npos);
+  auto image_gone = index->image_bytes(*ModelId::parse("org/painter"), painted_image);
+  ASSERT_FALSE(image_gone.ok());
+  EXPECT_EQ(image_gone.error().code(), ErrorCode::kNotFound);
 }
 
 TEST(SpaceIndex, UnknownModelIs404AndBackendWithoutCacheSaysSo) {

@@ -13,11 +13,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 
+#include "serve/background_loop.h"
 #include "serve/metrics.h"
 #include "serve/space_service.h"
 #include "serve/space_sources.h"
@@ -41,20 +39,17 @@ class SpaceReloader {
   void read_gauges(IndexGauges& gauges) const;
 
  private:
-  void run();
+  //! One look at the sources: a new index to the service when anything changed.
+  void poll();
   //! Copies the sources' figures into the atomics below.
   void publish_gauges();
 
   SpaceSources sources_;  //!< touched by the thread only, once it runs
   SpaceService& service_;
-  const std::chrono::milliseconds period_;
-  std::atomic<std::uint64_t> reloads_{0};          //!< as of the last finished poll
-  std::atomic<std::uint64_t> reload_failures_{0};  //!< as of the last finished poll
-  std::atomic<double> last_load_seconds_{0};       //!< as of the last finished poll
-  std::mutex stop_mutex_;                          //!< guards stopping_
-  std::condition_variable stop_signal_;            //!< wakes the thread to stop
-  bool stopping_ = false;                          //!< set by stop()
-  std::thread thread_;                             //!< last: starts once the rest is ready
+  std::atomic<std::uint64_t> reloads_;          //!< as of the last finished poll
+  std::atomic<std::uint64_t> reload_failures_;  //!< as of the last finished poll
+  std::atomic<double> last_load_seconds_;       //!< as of the last finished poll
+  BackgroundLoop loop_;                         //!< last: starts once the rest is ready
 };
 
 }  // namespace canrun::serve

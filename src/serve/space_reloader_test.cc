@@ -98,5 +98,29 @@ TEST_F(SpaceReloaderTest, NothingChangedLeavesTheIndexAlone) {
   EXPECT_EQ(service.index(), *index);
 }
 
+// The dataset's writers keep a failure's log just after its row: a reload that read the row
+// before the log was there finds the log at a later poll, though the stack file is unchanged.
+TEST_F(SpaceReloaderTest, ALogKeptAfterItsRowReachesTheService) {
+  dataset::VerdictRow row = dataset::testing::full_row("org/a");
+  row.result = VerdictResult::kFailCompile;
+  row.error = "RuntimeError: boom";
+  ASSERT_TRUE(dataset::DatasetDir(root_).upsert({row}).ok());
+  SpaceSources loaded = sources();
+  auto index = loaded.load();
+  ASSERT_TRUE(index.ok()) << index.error().message();
+  SpaceService service = service_of(*index);
+  const auto log_url = [&] {
+    return (*service.index()->model_json(*ModelId::parse("org/a"), {}))["log_url"];
+  };
+  ASSERT_TRUE(log_url().is_null());
+  SpaceReloader reloader(std::move(loaded), service, 10ms);
+
+  ASSERT_TRUE(dataset::DatasetDir(root_).record_log(row, "the run's output").ok());
+  ASSERT_TRUE(becomes_true([&] { return !log_url().is_null(); }, 10s));
+  const QueryParams params = {{"task", "text-generation"}};
+  EXPECT_EQ(*service.index()->log_text(*ModelId::parse("org/a"), params), "the run's output");
+  EXPECT_EQ(service.index()->stack_count(), 1u);
+}
+
 }  // namespace
 }  // namespace canrun::serve

@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <chrono>
-#include <set>
+#include <optional>
+#include <vector>
 
 #include "core/json_output.h"
 #include "core/model_id.h"
 #include "core/text.h"
+#include "serve/query_params.h"
 
 namespace canrun::serve {
 namespace {
@@ -20,6 +21,21 @@ HttpResponse json_response(const json& value, int status = 200) {
   response.status = status;
   response.body = std::make_shared<const std::string>(to_json_text(value, -1));
   response.headers = {{"Cache-Control", "no-cache"}, {"X-Content-Type-Options", "nosniff"}};
+  return response;
+}
+
+//! `result`'s JSON as a 200, or its error.
+Result<HttpResponse> json_answer(const Result<json>& result) {
+  if (!result.ok()) return result.error();
+  return json_response(*result);
+}
+
+//! `bytes` as a 200 of `content_type`, or the error.
+Result<HttpResponse> bytes_answer(Result<std::string> bytes, std::string content_type) {
+  if (!bytes.ok()) return bytes.error();
+  HttpResponse response;
+  response.content_type = std::move(content_type);
+  response.body = std::make_shared<const std::string>(std::move(*bytes));
   return response;
 }
 
@@ -43,36 +59,144 @@ HttpResponse error_response(const Error& error) {
   return json_error(http_status_of(error), error.message(), error.subjects());
 }
 
-//! The request's parameters `names` are wrong: a 400 that names them.
-Error bad_parameters(std::string message, std::vector<std::string> names) {
-  return invalid_argument(std::move(message)).with_reason(reason::kBadParameter, std::move(names));
-}
-
-Error unknown_parameters_error(const std::vector<std::string>& unknown) {
-  return bad_parameters(fmt::format("unknown parameter{} {}", unknown.size() == 1 ? "" : "s",
-                                    fmt::join(unknown, ", ")),
-                        unknown);
-}
-
-//! Names in `query` that `allowed` does not list, for a 400 that names them.
-std::vector<std::string> unknown_parameters(const std::map<std::string, std::string>& query,
-                                            std::initializer_list<std::string_view> allowed) {
-  std::vector<std::string> unknown;
-  for (const auto& [name, value] : query) {
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) unknown.push_back(name);
+//! /api/models's parameters (already checked to be among those it takes) as a query.
+Result<ModelsQuery> models_query(const QueryParams& params) {
+  const auto param = [&](const char* name) { return param_of(params, name); };
+  ModelsQuery query;
+  if (const std::string view = param("view"); !view.empty()) {
+    const auto parsed = parse_view(view);
+    if (!parsed) {
+      return bad_parameters(
+          fmt::format("view {} is not one of selected, trending, downloads, tested",
+                      quote_for_message(view)),
+          {"view"});
+    }
+    query.view = *parsed;
   }
-  return unknown;
+  if (const std::string sort = param("sort"); !sort.empty()) {
+    const auto parsed = parse_sort(sort);
+    if (!parsed || query.view != View::kTested) {
+      return bad_parameters(
+          fmt::format("sort {} is not one of name, verdict, cores, runtime, memory, decode "
+                      "(the tested view only)",
+                      quote_for_message(sort)),
+          {"sort"});
+    }
+    query.sort = *parsed;
+  }
+  query.task = param("task");
+  query.search = param("q");
+  if (query.search.size() > 200) {
+    return bad_parameters("q is longer than 200 characters", {"q"});
+  }
+  query.backend = param("backend");
+  query.compiler_version = param("compiler_version");
+  query.library_version = param("library_version");
+  if (params.contains("offset")) {
+    CANRUN_ASSIGN_OR_RETURN(query.offset, parse_count("offset", param("offset"), 10'000'000));
+  }
+  if (params.contains("limit")) {
+    CANRUN_ASSIGN_OR_RETURN(query.limit, parse_count("limit", param("limit"), 500));
+  }
+  return query;
 }
 
-Result<std::size_t> parse_count(const std::string& name, const std::string& text, std::size_t max) {
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value > max) {
-    return bad_parameters(fmt::format("{} must be a whole number from 0 to {}, not {}", name, max,
-                                      quote_for_message(text)),
-                          {name});
+//! What an API answer is computed from, once its request has been checked.
+struct ApiCall {
+  const SpaceIndex& index;
+  const QueryParams& params;
+  const ModelId* model;  //!< the model a model route's path names; null on the other routes
+};
+
+//! One route of the API. Every request to it starts the same way (answer_api): no parameter
+//! the route does not take and, on a model route, a valid model id after the path.
+struct ApiRoute {
+  std::string_view path;     //!< the whole path, or a model route's prefix
+  bool model_route = false;  //!< `path` is followed by a model id: /api/model/<org>/<name>
+  Route metric = Route::kOther;
+  std::vector<std::string_view> parameters = {};  //!< the parameters it takes
+  Result<HttpResponse> (*answer)(const ApiCall& call);
+};
+
+//! The parameters that choose a model's row (its task and the stack), then `more`.
+std::vector<std::string_view> row_parameters(std::initializer_list<std::string_view> more = {}) {
+  std::vector<std::string_view> out = {"task", "backend", "compiler_version", "library_version"};
+  out.insert(out.end(), more);
+  return out;
+}
+
+const std::vector<ApiRoute>& api_routes() {
+  static const std::vector<ApiRoute> kRoutes = {
+      {.path = "/api/versions",
+       .metric = Route::kVersions,
+       .answer = [](const ApiCall& call) -> Result<HttpResponse> {
+         return json_response(call.index.versions_json());
+       }},
+      {.path = "/api/models",
+       .metric = Route::kModels,
+       .parameters = {"view", "task", "q", "backend", "compiler_version", "library_version",
+                      "offset", "limit", "sort"},
+       .answer = [](const ApiCall& call) -> Result<HttpResponse> {
+         CANRUN_ASSIGN_OR_RETURN(const ModelsQuery query, models_query(call.params));
+         return json_answer(call.index.models_json(query));
+       }},
+      {.path = "/api/causes",
+       .metric = Route::kCauses,
+       .parameters = {"backend", "compiler_version", "library_version"},
+       .answer =
+           [](const ApiCall& call) { return json_answer(call.index.causes_json(call.params)); }},
+      {.path = "/api/compare",
+       .metric = Route::kCompare,
+       .parameters = {"a", "b", "task"},
+       .answer =
+           [](const ApiCall& call) { return json_answer(call.index.compare_json(call.params)); }},
+      {.path = "/api/log/",
+       .model_route = true,
+       .metric = Route::kModel,
+       .parameters = row_parameters(),
+       .answer =
+           [](const ApiCall& call) {
+             return bytes_answer(call.index.log_text(*call.model, call.params),
+                                 "text/plain; charset=utf-8");
+           }},
+      {.path = "/api/image/",
+       .model_route = true,
+       .metric = Route::kModel,
+       .parameters = row_parameters({"role"}),
+       .answer =
+           [](const ApiCall& call) {
+             return bytes_answer(call.index.image_bytes(*call.model, call.params), "image/png");
+           }},
+      {.path = "/api/model/",
+       .model_route = true,
+       .metric = Route::kModel,
+       .parameters = row_parameters(),
+       .answer =
+           [](const ApiCall& call) {
+             return json_answer(call.index.model_json(*call.model, call.params));
+           }},
+  };
+  return kRoutes;
+}
+
+const ApiRoute* find_api_route(std::string_view path) {
+  for (const ApiRoute& route : api_routes()) {
+    if (route.model_route ? path.starts_with(route.path) : path == route.path) return &route;
   }
-  return value;
+  return nullptr;
+}
+
+HttpResponse answer_api(const ApiRoute& route, const SpaceIndex& index,
+                        const HttpRequest& request) {
+  auto response = [&]() -> Result<HttpResponse> {
+    CANRUN_RETURN_IF_ERROR(check_parameters(request.query, route.parameters, route.path));
+    std::optional<ModelId> model;
+    if (route.model_route) {
+      CANRUN_ASSIGN_OR_RETURN(model, model_id_after(request.path, route.path));
+    }
+    return route.answer({index, request.query, model ? &*model : nullptr});
+  }();
+  return response.ok() ? std::move(*response) : error_response(response.error());
 }
 
 }  // namespace
@@ -152,51 +276,10 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
     response.body = std::make_shared<const std::string>(metrics_.prometheus_text(gauges));
     return response;
   }
-  if (path == "/api/versions") {
-    route_out = Route::kVersions;
-    if (auto unknown = unknown_parameters(request.query, {}); !unknown.empty()) {
-      return error_response(bad_parameters("/api/versions takes no parameters", unknown));
-    }
+  if (const ApiRoute* api = find_api_route(path)) {
+    route_out = api->metric;
     return cached(request,
-                  [](const SpaceIndex& index) { return json_response(index.versions_json()); });
-  }
-  if (path == "/api/models") {
-    route_out = Route::kModels;
-    return cached(request, [&](const SpaceIndex& index) { return api_models(index, request); });
-  }
-  if (path == "/api/causes") {
-    route_out = Route::kCauses;
-    return cached(request, [&](const SpaceIndex& index) {
-      if (auto unknown =
-              unknown_parameters(request.query, {"backend", "compiler_version", "library_version"});
-          !unknown.empty()) {
-        return error_response(unknown_parameters_error(unknown));
-      }
-      auto result = index.causes_json(request.query);
-      return result.ok() ? json_response(*result) : error_response(result.error());
-    });
-  }
-  if (path == "/api/compare") {
-    route_out = Route::kCompare;
-    return cached(request, [&](const SpaceIndex& index) {
-      if (auto unknown = unknown_parameters(request.query, {"a", "b", "task"}); !unknown.empty()) {
-        return error_response(unknown_parameters_error(unknown));
-      }
-      auto result = index.compare_json(request.query);
-      return result.ok() ? json_response(*result) : error_response(result.error());
-    });
-  }
-  if (path.starts_with("/api/log/")) {
-    route_out = Route::kModel;
-    return cached(request, [&](const SpaceIndex& index) { return api_log(index, request); });
-  }
-  if (path.starts_with("/api/image/")) {
-    route_out = Route::kModel;
-    return cached(request, [&](const SpaceIndex& index) { return api_image(index, request); });
-  }
-  if (path.starts_with("/api/model/")) {
-    route_out = Route::kModel;
-    return cached(request, [&](const SpaceIndex& index) { return api_model(index, request); });
+                  [&](const SpaceIndex& index) { return answer_api(*api, index, request); });
   }
   if (path.starts_with("/api/")) {
     return error_response(not_found(fmt::format("no API route {}", quote_for_message(path))));
@@ -209,119 +292,6 @@ HttpResponse SpaceService::route(const HttpRequest& request, Route& route_out) {
     if (const StaticAsset* page = assets_.find("/")) return assets_.respond(*page, request);
   }
   return error_response(not_found(fmt::format("nothing at {}", quote_for_message(path))));
-}
-
-HttpResponse SpaceService::api_models(const SpaceIndex& index, const HttpRequest& request) {
-  const auto& params = request.query;
-  if (auto unknown = unknown_parameters(params, {"view", "task", "q", "backend", "compiler_version",
-                                                 "library_version", "offset", "limit", "sort"});
-      !unknown.empty()) {
-    return error_response(unknown_parameters_error(unknown));
-  }
-  auto param = [&](const char* name) {
-    const auto found = params.find(name);
-    return found == params.end() ? std::string() : found->second;
-  };
-  ModelsQuery query;
-  if (const std::string view = param("view"); !view.empty()) {
-    const auto parsed = parse_view(view);
-    if (!parsed) {
-      return error_response(
-          bad_parameters(fmt::format("view {} is not one of selected, trending, downloads, tested",
-                                     quote_for_message(view)),
-                         {"view"}));
-    }
-    query.view = *parsed;
-  }
-  if (const std::string sort = param("sort"); !sort.empty()) {
-    const auto parsed = parse_sort(sort);
-    if (!parsed || query.view != View::kTested) {
-      return error_response(bad_parameters(
-          fmt::format("sort {} is not one of name, verdict, cores, runtime, memory, decode "
-                      "(the tested view only)",
-                      quote_for_message(sort)),
-          {"sort"}));
-    }
-    query.sort = *parsed;
-  }
-  query.task = param("task");
-  query.search = param("q");
-  if (query.search.size() > 200) {
-    return error_response(bad_parameters("q is longer than 200 characters", {"q"}));
-  }
-  query.backend = param("backend");
-  query.compiler_version = param("compiler_version");
-  query.library_version = param("library_version");
-  if (params.contains("offset")) {
-    auto offset = parse_count("offset", param("offset"), 10'000'000);
-    if (!offset.ok()) return error_response(offset.error());
-    query.offset = *offset;
-  }
-  if (params.contains("limit")) {
-    auto limit = parse_count("limit", param("limit"), 500);
-    if (!limit.ok()) return error_response(limit.error());
-    query.limit = *limit;
-  }
-  auto result = index.models_json(query);
-  if (!result.ok()) return error_response(result.error());
-  return json_response(*result);
-}
-
-HttpResponse SpaceService::api_log(const SpaceIndex& index, const HttpRequest& request) {
-  if (auto unknown = unknown_parameters(request.query,
-                                        {"task", "backend", "compiler_version", "library_version"});
-      !unknown.empty()) {
-    return error_response(unknown_parameters_error(unknown));
-  }
-  const std::string_view text = std::string_view(request.path).substr(sizeof("/api/log/") - 1);
-  auto id = ModelId::parse(text);
-  if (!id.ok()) {
-    return error_response(bad_parameters(
-        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
-  }
-  auto log = index.log_text(*id, request.query);
-  if (!log.ok()) return error_response(log.error());
-  HttpResponse response;
-  response.content_type = "text/plain; charset=utf-8";
-  response.body = std::make_shared<const std::string>(std::move(*log));
-  return response;
-}
-
-HttpResponse SpaceService::api_image(const SpaceIndex& index, const HttpRequest& request) {
-  if (auto unknown = unknown_parameters(
-          request.query, {"task", "backend", "compiler_version", "library_version", "role"});
-      !unknown.empty()) {
-    return error_response(unknown_parameters_error(unknown));
-  }
-  const std::string_view text = std::string_view(request.path).substr(sizeof("/api/image/") - 1);
-  auto id = ModelId::parse(text);
-  if (!id.ok()) {
-    return error_response(bad_parameters(
-        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
-  }
-  auto bytes = index.image_bytes(*id, request.query);
-  if (!bytes.ok()) return error_response(bytes.error());
-  HttpResponse response;
-  response.content_type = "image/png";
-  response.body = std::make_shared<const std::string>(std::move(*bytes));
-  return response;
-}
-
-HttpResponse SpaceService::api_model(const SpaceIndex& index, const HttpRequest& request) {
-  if (auto unknown = unknown_parameters(request.query,
-                                        {"task", "backend", "compiler_version", "library_version"});
-      !unknown.empty()) {
-    return error_response(unknown_parameters_error(unknown));
-  }
-  const std::string_view text = std::string_view(request.path).substr(sizeof("/api/model/") - 1);
-  auto id = ModelId::parse(text);
-  if (!id.ok()) {
-    return error_response(bad_parameters(
-        fmt::format("model id {}: {}", quote_for_message(text), id.error().message()), {"model"}));
-  }
-  auto result = index.model_json(*id, request.query);
-  if (!result.ok()) return error_response(result.error());
-  return json_response(*result);
 }
 
 }  // namespace canrun::serve

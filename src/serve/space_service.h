@@ -4,12 +4,17 @@
 //   GET /app.js /style.css ...  the page's files (static_assets.h)
 //   GET /api/versions           stacks per backend, newest first; tasks; defaults
 //   GET /api/models?...         one view of one task on one stack
+//   GET /api/causes?...         one stack's failures grouped by cause
+//   GET /api/compare?a=&b=      two stacks compared by the regression rule
 //   GET /api/model/<org>/<name> one model: verdict, stack, run.py, prefetch command, history
+//   GET /api/log/<org>/<name>   the kept log of its failure; /api/image/...: its output images
 //   GET /healthz                {"status":"ok",...}
 //   GET /metrics                Prometheus text
 //
 // API answers are cached per (index generation, path, parameters): a repeated query costs a
-// hash lookup. A new index (set_index) starts a new generation.
+// hash lookup. A new index (set_index) starts a new generation. Every API request is checked
+// the same way before its answer is computed: a parameter its route does not take, or a bad
+// model id in a model route's path, is a 400 that names it.
 //
 // Thread safety: handle() may be called from many threads at once, concurrently with
 // set_index() from the reload thread.
@@ -53,10 +58,6 @@ class SpaceService {
   static constexpr std::size_t kMaxCachedPerShard = 4096;
 
   HttpResponse route(const HttpRequest& request, Route& route_out);
-  HttpResponse api_models(const SpaceIndex& index, const HttpRequest& request);
-  HttpResponse api_model(const SpaceIndex& index, const HttpRequest& request);
-  HttpResponse api_log(const SpaceIndex& index, const HttpRequest& request);
-  HttpResponse api_image(const SpaceIndex& index, const HttpRequest& request);
   HttpResponse cached(const HttpRequest& request,
                       const std::function<HttpResponse(const SpaceIndex&)>& compute);
 

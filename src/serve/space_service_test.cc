@@ -61,6 +61,51 @@ TEST(SpaceService, BadParametersAre400NamingThem) {
   EXPECT_EQ(service.handle(get("/api/nothing")).status, 404);
 }
 
+// Every API route starts the same way: a parameter it does not take, or a bad model id in a
+// model route's path, is a 400 naming it, before the index is asked.
+TEST(SpaceService, EveryRouteChecksItsParametersAndModelIdFirst) {
+  SpaceService service = make_service(index_with("FAIL_OOM"));
+  const auto parameters = [&](std::string path, std::map<std::string, std::string> query) {
+    const auto response = service.handle(get(std::move(path), std::move(query)));
+    EXPECT_EQ(response.status, 400);
+    return json::parse(*response.body)["parameters"];
+  };
+  EXPECT_EQ(parameters("/api/versions", {{"x", "1"}}), json({"x"}));
+  EXPECT_EQ(json::parse(*service.handle(get("/api/versions", {{"x", "1"}})).body)["error"],
+            "/api/versions takes no parameters");
+  for (const char* path : {"/api/causes", "/api/compare", "/api/model/Qwen/Qwen3-0.6B",
+                           "/api/log/Qwen/Qwen3-0.6B", "/api/image/Qwen/Qwen3-0.6B"}) {
+    EXPECT_EQ(parameters(path, {{"colour", "red"}, {"size", "2"}}), json({"colour", "size"}))
+        << path;
+  }
+  EXPECT_EQ(parameters("/api/image/Qwen/Qwen3-0.6B", {{"role", "image"}, {"colour", "red"}}),
+            json({"colour"}));
+  for (const char* path : {"/api/model/not-an-id", "/api/log/bad..id/x", "/api/image/"}) {
+    EXPECT_EQ(parameters(path, {}), json({"model"})) << path;
+  }
+  // Past the checks, the index answers: this row keeps no log.
+  EXPECT_EQ(service.handle(get("/api/log/Qwen/Qwen3-0.6B", {{"task", "text-generation"}})).status,
+            404);
+  EXPECT_EQ(service.handle(get("/api/causes")).status, 200);
+}
+
+TEST(SpaceService, VersionsCarryWhatThePageNeedsOfEachTask) {
+  SpaceService service = make_service(index_with("PASS"));
+  const auto response = service.handle(get("/api/versions"));
+  ASSERT_EQ(response.status, 200);
+  const json versions = json::parse(*response.body);
+  EXPECT_EQ(versions["tasks"], json({"text-generation"}));  // the dataset's tasks, as before
+  ASSERT_FALSE(versions["task_details"].empty());
+  const json& generation = versions["task_details"][0];
+  EXPECT_EQ(generation["name"], "text-generation");
+  EXPECT_EQ(generation["library"], "transformers");
+  EXPECT_EQ(generation["comparison"], "tokens");
+  EXPECT_EQ(generation["display"], "text");
+  EXPECT_EQ(generation["generates_text"], true);
+  EXPECT_TRUE(generation["speed_meaning"].get<std::string>().starts_with(
+      "Run time, first token and decode tokens/s measure 32 greedy tokens"));
+}
+
 TEST(SpaceService, AnIndexErrorsStatusAndParametersComeFromItsCodeAndSubjects) {
   SpaceService service = make_service(index_with("PASS"));
   const auto task = service.handle(get("/api/models", {{"task", "text-to-nothing"}}));

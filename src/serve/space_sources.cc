@@ -10,6 +10,7 @@
 #include "catalog/selected_list.h"
 #include "core/atomic_file.h"
 #include "core/log.h"
+#include "core/parallel.h"
 #include "core/text.h"
 #include "dataset/dataset.h"
 
@@ -151,7 +152,6 @@ std::shared_ptr<const SpaceIndex> SpaceSources::build_index() {
   inputs.catalog = catalog_;
   inputs.prefetch_templates = prefetch_templates_;
   inputs.topologies = topologies_;
-  inputs.dataset_root = paths_.dataset;
   inputs.parallel_support = parallel_support_;
   return SpaceIndex::build(std::move(inputs));
 }
@@ -170,12 +170,20 @@ Result<std::shared_ptr<const SpaceIndex>> SpaceSources::load() {
   for (const auto& problem : snapshot.problems) {
     log::warning("{}: {}", problem.path.string(), problem.problem);
   }
-  for (dataset::StackTable& table : snapshot.stacks) {
+  // The kept logs and images: a stat per file a row may have, on every core like the reads.
+  std::vector<KeptFiles> kept(snapshot.stacks.size());
+  parallel_for(snapshot.stacks.size(), [&](std::size_t idx) {
+    const dataset::StackTable& table = snapshot.stacks[idx];
+    kept[idx] = KeptFiles::find(paths_.dataset, table.key, table.rows);
+  });
+  for (std::size_t idx = 0; idx < snapshot.stacks.size(); ++idx) {
+    dataset::StackTable& table = snapshot.stacks[idx];
     const std::string name = table.path.filename().string();
     const auto stamp = stamps.find(name);
-    stacks_[name] = StackFile{
-        stamp == stamps.end() ? FileStamp{} : stamp->second,
-        std::make_shared<const StackVerdicts>(std::move(table.key), std::move(table.rows))};
+    stacks_[name] =
+        StackFile{stamp == stamps.end() ? FileStamp{} : stamp->second,
+                  std::make_shared<const StackVerdicts>(std::move(table.key), std::move(table.rows),
+                                                        std::move(kept[idx]))};
   }
   auto index = build_index();
   last_load_seconds_ = std::chrono::duration<double>(Clock::now() - started).count();
@@ -207,7 +215,16 @@ std::shared_ptr<const SpaceIndex> SpaceSources::reload_if_changed() {
   const dataset::DatasetDir dataset(paths_.dataset);
   for (const auto& [name, stamp] : stamps) {
     const auto known = stacks_.find(name);
-    if (known != stacks_.end() && known->second.stamp == stamp) continue;
+    if (known != stacks_.end() && known->second.stamp == stamp) {
+      // The same rows; a log or image written just after them is found now.
+      const StackVerdicts& same = *known->second.verdicts;
+      if (same.kept_file_appeared()) {
+        known->second.verdicts = std::make_shared<const StackVerdicts>(
+            same.key(), same.rows(), KeptFiles::find(paths_.dataset, same.key(), same.rows()));
+        changed = true;
+      }
+      continue;
+    }
     auto key = dataset::StackKey::parse(name);
     if (!key.ok()) continue;
     auto rows = dataset.read_stack(*key);
@@ -218,8 +235,9 @@ std::shared_ptr<const SpaceIndex> SpaceSources::reload_if_changed() {
     }
     // The file may have been replaced while it was read: keep the stamp seen before reading,
     // so that a newer version is read at the next poll.
-    stacks_[name] =
-        StackFile{stamp, std::make_shared<const StackVerdicts>(std::move(*key), std::move(*rows))};
+    KeptFiles kept = KeptFiles::find(paths_.dataset, *key, *rows);
+    stacks_[name] = StackFile{stamp, std::make_shared<const StackVerdicts>(
+                                         std::move(*key), std::move(*rows), std::move(kept))};
     changed = true;
   }
   if (!changed) return nullptr;

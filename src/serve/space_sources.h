@@ -2,10 +2,15 @@
 // rankings snapshots, the catalog (curated list, exclusions), the backend profiles (cache
 // prefetch commands, topologies) and the stack answers behind predicted plans.
 //
+// Reading a stack file includes finding the logs and images the dataset keeps beside its rows
+// (kept_files.h), so the index knows them without looking at the disk.
+//
 // Reloads are incremental: only stack files whose (size, mtime, inode) changed are read again,
-// the others are shared with the previous index. A file that cannot be read on a reload (a
-// writer's temp file, a file replaced mid-read) keeps its previous version and is retried at
-// the next poll, so a reload never turns a good answer into an error.
+// the others are shared with the previous index. Of an unchanged stack, only the kept files
+// that were missing are looked for again (a writer keeps them just after the row); when one
+// has appeared, the stack's rows are copied beside the files found again. A file that cannot
+// be read on a reload (a writer's temp file, a file replaced mid-read) keeps its previous
+// version and is retried at the next poll, so a reload never turns a good answer into an error.
 //
 // Thread safety: one thread at a time (the service's reload thread).
 #pragma once

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include "core/atomic_file.h"
+#include "serve/embedded_assets.h"
 
 namespace canrun::serve {
 namespace {
@@ -64,7 +65,7 @@ StaticAssets StaticAssets::from_contents(const std::map<std::string, std::string
 
 Result<StaticAssets> StaticAssets::load(const std::filesystem::path& web_dir) {
   std::map<std::string, std::string> contents;
-  for (std::string_view name : kFiles) {
+  for (const auto& [name, embedded] : embedded_page_files()) {
     auto text = read_file(web_dir / name);
     if (!text.ok()) return text.error().with_context("page asset");
     contents.emplace(name, std::move(*text));

@@ -24,10 +24,8 @@ struct StaticAsset {
 
 class StaticAssets {
  public:
-  //! The files shipped with the page, by request path ("/app.js").
-  static constexpr std::string_view kFiles[] = {"index.html", "app.js", "style.css", "favicon.svg"};
-
-  //! Reads each of kFiles from `web_dir`; the error names a missing or unreadable file.
+  //! Reads from `web_dir` each file the build embeds (src/serve/CMakeLists.txt's _page_files,
+  //! the one list of the page's files); the error names a missing or unreadable file.
   static Result<StaticAssets> load(const std::filesystem::path& web_dir);
   //! Builds from name → content (the embedded copy).
   static StaticAssets from_contents(const std::map<std::string, std::string>& contents);

@@ -126,6 +126,17 @@ const TaskSpec* find_task(std::string_view name) {
   return nullptr;
 }
 
+bool generates_text(const TaskSpec& spec) { return spec.comparison == Comparison::kTokens; }
+
+std::string_view speed_meaning(const TaskSpec& spec) {
+  if (generates_text(spec)) {
+    return "Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a "
+           "static cache, after compiling: a smoke test of speed, not a benchmark.";
+  }
+  return "Run time and throughput measure the recipe’s fixed inputs after compiling: a smoke "
+         "test of speed, not a benchmark.";
+}
+
 std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const TaskSpec& spec : tasks()) names.emplace_back(spec.name);

@@ -81,4 +81,13 @@ const TaskSpec* find_task(std::string_view name);
 //! The names of tasks(), in order.
 std::vector<std::string> task_names();
 
+//! Whether the task's output is generated text: its recipe generates 32 greedy tokens (batch 1,
+//! a static cache), which is what a token comparison compares, and it measures the first
+//! token's time and decode speed as well as the run time.
+bool generates_text(const TaskSpec& spec);
+
+//! What the run time (and the throughput of a task that does not generate text) of a verdict
+//! of this task measures, a sentence for the Space's page.
+std::string_view speed_meaning(const TaskSpec& spec);
+
 }  // namespace canrun::task

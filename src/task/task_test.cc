@@ -61,6 +61,27 @@ TEST(TaskTest, EveryTaskIsComplete) {
   }
 }
 
+// The page learns from the registry (through /api/versions) which tasks generate text and what
+// their speed figures measure: the tasks whose outputs are compared token by token.
+TEST(TaskTest, TheTasksThatGenerateTextAreThoseComparedByTokens) {
+  std::vector<std::string_view> generating;
+  for (const TaskSpec& spec : tasks()) {
+    if (generates_text(spec)) generating.push_back(spec.name);
+  }
+  EXPECT_THAT(generating, ::testing::ElementsAre("text-generation", "image-text-to-text"));
+  EXPECT_EQ(speed_meaning(*find_task("text-generation")),
+            "Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a "
+            "static cache, after compiling: a smoke test of speed, not a benchmark.");
+  EXPECT_EQ(speed_meaning(*find_task("image-text-to-text")),
+            speed_meaning(*find_task("text-generation")));
+  for (const char* name : {"sentence-similarity", "text-classification", "text-to-image"}) {
+    EXPECT_EQ(speed_meaning(*find_task(name)),
+              "Run time and throughput measure the recipe\u2019s fixed inputs after compiling: a "
+              "smoke test of speed, not a benchmark.")
+        << name;
+  }
+}
+
 //! Every registered task has its template in recipes/, and every template that is not a shared
 //! part (_name.py) is a registered task's.
 TEST(TaskTest, TasksAndRecipeTemplatesAgree) {

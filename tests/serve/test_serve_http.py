@@ -447,8 +447,9 @@ def big_page_space(canrun_bin, space_args, tmp_path_factory):
     send on (serve/body_files.h); --request-deadline 2 s."""
     web = tmp_path_factory.mktemp("web")
     source = Path(__file__).resolve().parents[2] / "web"
-    for name in ("index.html", "style.css", "favicon.svg"):
-        (web / name).write_bytes((source / name).read_bytes())
+    for path in source.iterdir():  # every page file (--web serves what the build embeds)
+        if path.name != "app.js":
+            (web / path.name).write_bytes(path.read_bytes())
     lines = (f"// line {idx:07d} {idx * 2654435761 % 4294967296:010d}\n" for idx in range(240_000))
     (web / "app.js").write_text("".join(lines))
     server = SpaceServer(canrun_bin, space_args, extra=["--web", web, "--request-deadline", "2"])
