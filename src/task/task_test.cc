@@ -61,6 +61,17 @@ TEST(TaskTest, EveryTaskIsComplete) {
   }
 }
 
+// What a row of an encoder's logits is, as a FAIL_MISMATCH message names it ("masked token 2:
+// the logits pick class ..."); the logits rule puts it there (src/trial/verdict_rules_test.cc).
+TEST(TaskTest, EachLogitsTaskNamesItsRows) {
+  EXPECT_EQ(find_task("text-classification")->logits_row, "sentence");
+  EXPECT_EQ(find_task("fill-mask")->logits_row, "masked token");
+  EXPECT_EQ(find_task("token-classification")->logits_row, "token");
+  for (const TaskSpec& spec : tasks()) {
+    EXPECT_EQ(spec.comparison == Comparison::kLogits, !spec.logits_row.empty()) << spec.name;
+  }
+}
+
 // The page learns from the registry (through /api/versions) which tasks generate text and what
 // their speed figures measure: the tasks whose outputs are compared token by token.
 TEST(TaskTest, TheTasksThatGenerateTextAreThoseComparedByTokens) {
