@@ -1,7 +1,7 @@
 // The Space's JSON API (/api/...), and what the page reads from /api/versions: the tasks with
 // what each one's figures mean, the backends and their stacks. The page keeps no list of tasks
 // of its own: a new task needs no edit here.
-import { STACK_PARAMS, listParamNames, urlWith } from './urls.js';
+import { STACK_PARAMS, listParamNames, modelUrl, urlWith } from './urls.js';
 
 /** GET `path` as JSON; a failed answer throws an Error with the API's message and `parameters`. */
 export async function getJson(path) {
@@ -16,11 +16,12 @@ export async function getJson(path) {
   return body;
 }
 
-let cachedVersions = null;  // /api/versions, fetched once per page load
+let cachedVersions = null;  // the promise of /api/versions, asked once per page load
 
-/** /api/versions: fetched by the first screen that needs it, then kept. */
-export async function loadVersions() {
-  if (!cachedVersions) cachedVersions = await getJson('/api/versions');
+/** /api/versions: asked by the first screen that needs it (a render that starts before the
+ * answer came shares the same request), then kept. A failed request is asked again next time. */
+export function loadVersions() {
+  if (!cachedVersions) cachedVersions = getJson('/api/versions').catch((error) => { cachedVersions = null; throw error; });
   return cachedVersions;
 }
 
@@ -46,8 +47,7 @@ export function fetchModels(params, { offset, limit }) {
 
 /** The model page's data for model `id` ('org/name') on the task and stack of `params`. */
 export function fetchModel(id, params) {
-  const [org, name] = id.split('/');
-  return getJson(urlWith(`/api/model/${encodeURIComponent(org)}/${encodeURIComponent(name)}`, ['task', ...STACK_PARAMS], params));
+  return getJson(`/api${modelUrl(id, params)}`);
 }
 
 /** The failures of the stack of `params`, grouped by cause. */

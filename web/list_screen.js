@@ -159,8 +159,8 @@ function previousStack(versions, stack) {
 export async function renderList(root, state, isCurrent) {
   const params = state.params;
   const page = Math.max(1, parseInt(params.page || '1', 10) || 1);
-  const versions = await loadVersions();
-  const data = await fetchModels(params, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+  const [versions, data] = await Promise.all([
+    loadVersions(), fetchModels(params, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE })]);
   if (!isCurrent()) return;
   const hadFocus = document.activeElement && document.activeElement.id;
   const selection = hadFocus === 'search' ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;

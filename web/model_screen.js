@@ -4,7 +4,7 @@ import { fetchModel, loadVersions, stackOptions, taskDetails } from './api.js';
 import { h, showToast } from './dom.js';
 import { formatBytes, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
-import { STACK_PARAMS, listUrl, modelUrl, stackParams } from './urls.js';
+import { listUrl, modelUrl, stackParams } from './urls.js';
 import { badge, selectControl } from './widgets.js';
 
 const PASS_MEANING = 'PASS is about correctness: the output matches the CPU reference (one core) or reads as fluent English to the judge (sharded). ';
@@ -93,7 +93,9 @@ function verifiedBy(verdict) {
 // The speed figure of the task: decode tokens/s for generated text, else the recipe's
 // throughput in its own unit (sentences/s, steps/s).
 function speedFact(task, verdict) {
-  if (task?.generates_text) {
+  // A task the registry does not know (a row of an older canrun): what the row says it measured.
+  const generatesText = task ? task.generates_text : !verdict?.throughput_unit || verdict.throughput_unit === 'tokens/s';
+  if (generatesText) {
     // A row without a decode measurement may hold 0 there: shown as missing.
     return fact('Decode', formatTokensPerSecond(verdict?.decode_tokens_per_s || null));
   }
@@ -140,12 +142,11 @@ function backendsTable(data) {
 
 /** Draws the model page for `state` into `root`, unless `isCurrent()` says a newer render took over. */
 export async function renderModel(root, state, isCurrent) {
-  const versions = await loadVersions();
-  const data = await fetchModel(state.id, state.params);
+  const [versions, data] = await Promise.all([loadVersions(), fetchModel(state.id, state.params)]);
   if (!isCurrent()) return;
   const verdict = data.verdict;
   const task = taskDetails(versions, data.task);
-  const back = listUrl({ task: data.task, ...Object.fromEntries(STACK_PARAMS.map((key) => [key, state.params[key]])) });
+  const back = listUrl({ task: data.task, ...stackParams(state.params) });
 
   const facts = h('dl', { class: 'facts' },
     fact('Verdict', badge(data.status, data.status_class)),

@@ -127,7 +127,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   if (!jobs.to_fetch.empty()) {
     CANRUN_ASSIGN_OR_RETURN(fetching, FetchAhead::open(dir, slice, options.disk_budget_bytes));
     for (const Job& job : jobs.to_fetch) {
-      const std::size_t index = std::stoul(job.id);
+      const std::size_t index = stage_of(job.id).index;
       CANRUN_RETURN_IF_ERROR(fetching->enqueue(index, outcome.items[index]));
       (void)dir.journal(slice, {{"event", "fetch"}, {"item", index}});
     }

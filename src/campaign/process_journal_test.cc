@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <string>
 #include <thread>
@@ -93,6 +94,9 @@ TEST_F(ProcessJournalTest, KillAllEndsTheRunningGroupsAndEveryOneStartedAfter) {
 }
 
 TEST_F(ProcessJournalTest, MarkedProcessesCarryTheCampaignsFolder) {
+  struct Unmark {  // the variable stays this test's: the tests after it run unmarked
+    ~Unmark() { ::unsetenv(kCampaignVariable); }
+  } unmark;
   mark_campaign_processes(dir_.path());
   EXPECT_EQ(process::current_environment()[kCampaignVariable], dir_.path().string());
   process::ProcessSpec spec;  // a run whose environment is this canrun's, as every run's is

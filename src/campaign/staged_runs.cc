@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,11 +61,14 @@ Result<Staged> verify_stage(Staged staged, process::ProcessLauncher& launcher) {
 
 Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* fetching,
                          const std::vector<Job>& to_fetch, CampaignOutcome& outcome) {
-  const auto job_by_id = [&](std::size_t index) {
-    for (const Job& job : to_fetch) {
-      if (job.id == std::to_string(index)) return job;
-    }
-    return Job{};
+  // Each item's device job, sized once (first_jobs sized those it fetches; the others on first
+  // need): its reference and verify jobs are sized from it.
+  std::map<std::size_t, Job> device_jobs;
+  for (const Job& job : to_fetch) device_jobs.emplace(stage_of(job.id).index, job);
+  const auto device_job = [&](std::size_t index) -> const Job& {
+    auto [found, inserted] = device_jobs.try_emplace(index);
+    if (inserted) found->second = job_of(index, outcome.items[index], run.profile, run.history);
+    return found->second;
   };
   struct Finished {
     std::size_t index;
@@ -93,7 +97,7 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
         if (fetched.ok()) {
           // A refusal ends the loop as any failure does: the stages running are stopped and
           // joined below, never left running past this function.
-          if (auto added = scheduler.add(reference_job_of(index, item, job_by_id(index)));
+          if (auto added = scheduler.add(reference_job_of(index, item, device_job(index)));
               !added.ok()) {
             failure = added;
             break;
@@ -152,8 +156,7 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
       if (stop) break;  // a trial cut short by the stop is no verdict
       const TrialStage stage = stage_of(one.job_id).stage;
       if (one.staged.ok() && stage == TrialStage::kReference) {  // on to its device stage
-        if (auto added = scheduler.add(job_of(one.index, item, run.profile, run.history));
-            !added.ok()) {
+        if (auto added = scheduler.add(device_job(one.index)); !added.ok()) {
           failure = added;
           break;
         }
@@ -161,7 +164,7 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
         continue;
       }
       if (one.staged.ok() && one.staged->device.report) {  // on to its host stage
-        Job verify = verify_job_of(one.index, job_of(one.index, item, run.profile, run.history));
+        Job verify = verify_job_of(one.index, device_job(one.index));
         if (auto added = scheduler.add(verify); !added.ok()) {
           failure = added;
           break;

@@ -134,11 +134,14 @@ Status DatasetDir::record_images(const VerdictRow& row,
   return ok_status();
 }
 
+bool keeps_log(const VerdictRow& row) {
+  return row.result != VerdictResult::kPass && row.result != VerdictResult::kExcluded;
+}
+
 Status DatasetDir::record_log(const VerdictRow& row, std::string_view log) const {
   CANRUN_ASSIGN_OR_RETURN(const fs::path relative, log_relative_path(row));
   const fs::path path = root_ / relative;
-  const bool failure = row.result != VerdictResult::kPass && row.result != VerdictResult::kExcluded;
-  if (!failure || log.empty()) {
+  if (!keeps_log(row) || log.empty()) {
     std::error_code error;
     fs::remove(path, error);
     if (error) return io_error(fmt::format("cannot remove {}: {}", path.string(), error.message()));

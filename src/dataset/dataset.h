@@ -81,6 +81,10 @@ Result<std::filesystem::path> image_relative_path(const VerdictRow& row, std::st
 Status name_output_files(VerdictRow& row,
                          const std::map<std::string, std::filesystem::path>& images);
 
+//! Whether a row's run keeps its log beside the dataset: failures only (not PASS, not
+//! EXCLUDED); DatasetDir::record_log writes it, the Space links it.
+bool keeps_log(const VerdictRow& row);
+
 class DatasetDir {
  public:
   explicit DatasetDir(std::filesystem::path root) : root_(std::move(root)) {}

@@ -21,6 +21,13 @@ bool reaches(const std::atomic<int>& count, int at_least, std::chrono::milliseco
 }
 
 TEST(BackgroundLoop, RunsAtOnceThenEveryPeriodUntilStopped) {
+  {  // at once: with an hour's period, the one run there is can only be the first
+    std::atomic<int> first{0};
+    BackgroundLoop loop(std::chrono::hours(1), BackgroundLoop::FirstRun::kAtOnce, [&] { ++first; });
+    EXPECT_TRUE(reaches(first, 1, 10s));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(first, 1);
+  }
   std::atomic<int> runs{0};
   BackgroundLoop loop(5ms, BackgroundLoop::FirstRun::kAtOnce, [&] { ++runs; });
   EXPECT_TRUE(reaches(runs, 3, 10s));

@@ -23,11 +23,6 @@ bool is_folder(const fs::path& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-//! Whether a row's run keeps a log: failures only (dataset::DatasetDir::record_log).
-bool keeps_log(const VerdictRow& row) {
-  return row.result != VerdictResult::kPass && row.result != VerdictResult::kExcluded;
-}
-
 //! The image roles the row's output_files names.
 std::vector<std::string_view> named_images(const VerdictRow& row) {
   std::vector<std::string_view> roles;
@@ -77,7 +72,7 @@ KeptFiles KeptFiles::find(const fs::path& dataset_root, const dataset::StackKey&
   };
   for (std::size_t row_idx = 0; row_idx < rows.size(); ++row_idx) {
     const VerdictRow& row = rows[row_idx];
-    if (keeps_log(row)) {
+    if (dataset::keeps_log(row)) {
       logs_wanted = true;
       if (has_logs) look(row_idx, kLog);
     }
@@ -110,14 +105,11 @@ KeptFiles::Images KeptFiles::images(const std::vector<VerdictRow>& rows,
 }
 
 bool KeptFiles::appeared(const std::vector<VerdictRow>& rows) const {
-  const auto exists = [](const fs::path& path) {
-    struct stat info {};
-    return ::stat(path.c_str(), &info) == 0;
-  };
-  return std::any_of(missing_folders_.begin(), missing_folders_.end(), exists) ||
+  // What find() would now find: a folder that stands in a file's place is still no file.
+  return std::any_of(missing_folders_.begin(), missing_folders_.end(), is_folder) ||
          std::any_of(missing_.begin(), missing_.end(), [&](const Missing& missing) {
            const auto path = path_of(rows[missing.row_idx], missing.file);
-           return path && exists(*path);
+           return path && is_file(*path);
          });
 }
 

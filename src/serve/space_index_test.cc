@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/atomic_file.h"
 #include "core/test_temp_dir.h"
 #include "dataset/dataset.h"
@@ -111,9 +113,14 @@ TEST(SpaceIndex, VersionsDescribeEveryRegisteredTaskForThePage) {
     EXPECT_EQ(detail["speed_meaning"], task::speed_meaning(*spec));
     EXPECT_EQ(detail["display"], task::to_string(spec->display));
   }
-  EXPECT_EQ(details[6]["name"], "text-to-image");
-  EXPECT_EQ(details[6]["generates_text"], false);
-  EXPECT_EQ(details[6]["display"], "image");
+  const auto image = std::find_if(details.begin(), details.end(), [](const json& detail) {
+    return detail["name"] == "text-to-image";
+  });
+  ASSERT_NE(image, details.end());
+  EXPECT_EQ((*image)["generates_text"], false);
+  EXPECT_EQ((*image)["display"], "image");
+  EXPECT_EQ((*image)["comparison"], "image");
+  EXPECT_EQ((*image)["library"], "diffusers");
 }
 
 TEST(SpaceIndex, SelectedViewKeepsTheCuratorsOrderAndSaysNotTested) {

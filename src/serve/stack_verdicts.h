@@ -29,8 +29,6 @@ class StackVerdicts {
   //! The row of (model, task), or nullptr.
   const dataset::VerdictRow* find(std::string_view model_id, std::string_view task) const;
 
-  //! What the dataset keeps beside the rows, as found when they were read.
-  const KeptFiles& kept() const { return kept_; }
   //! The path of the kept log of `row`, one of rows(), or nullopt.
   std::optional<std::filesystem::path> kept_log(const dataset::VerdictRow& row) const {
     return kept_.log(rows_, index_of(row));

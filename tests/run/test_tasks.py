@@ -20,11 +20,13 @@ def perturbing(tmp_path, dims):
                                                   "CANRUN_FAULT_DIMS": dims})
 
 
-# One encoder task is enough here: the logits rule itself, each task's row word in its message
-# (sentence, masked token, token) and its thresholds are unit tests (src/trial/verdict_rules_test.cc,
-# src/task/task_test.cc); this is the real path from a corrupting backend to that verdict.
+# The logits rule itself, each task's row word in its message and its thresholds are unit tests
+# (src/trial/verdict_rules_test.cc, src/task/task_test.cc); these are the real path from a
+# corrupting backend to that verdict, for 2-D logits (a row per sentence) and 3-D (a row per
+# token; fill-mask's are 3-D too, masked tokens picked from them as token-classification's are).
 @pytest.mark.parametrize("task,model,dims,row_noun", [
     ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "sentence"),
+    ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "token"),
 ])
 def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test, tmp_path, task, model,
                                                                     dims, row_noun):
