@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "core/text.h"
 
@@ -79,8 +80,15 @@ std::map<std::string, EntryState> entry_states(const std::vector<std::string>& p
   return states;
 }
 
+fs::path compile_cache_root(const fs::path& cache_root) {
+  if (const char* env = std::getenv("CANRUN_COMPILE_CACHE"); env != nullptr && *env != '\0') {
+    return fs::absolute(env);
+  }
+  return cache_root / "compile";
+}
+
 fs::path backend_cache_dir(const fs::path& cache_root, std::string_view backend) {
-  return cache_root / "compile" / backend;
+  return compile_cache_root(cache_root) / backend;
 }
 
 std::string compiler_cache_name(std::string_view compiler, std::string_view version) {

@@ -54,13 +54,17 @@ std::string entry_of(std::string_view path);
 //! The state of every entry the files of one tree (relative paths) make up, by entry.
 std::map<std::string, EntryState> entry_states(const std::vector<std::string>& paths);
 
-//! Where a backend's compile caches live under canrun's cache folder: <cache>/compile/<backend>,
-//! one folder per compiler version below it (run/script_run.cc points the backend's cache
-//! variable there).
+//! Where compiled graphs are kept: $CANRUN_COMPILE_CACHE (made absolute) when set, so that
+//! several cache folders can share one (the test suite's trials, a team's machine), else
+//! <cache>/compile.
+std::filesystem::path compile_cache_root(const std::filesystem::path& cache_root);
+
+//! Where a backend's compile caches live: compile_cache_root(cache)/<backend>, one folder per
+//! compiler version below it (run/script_run.cc points the backend's cache variable there).
 std::filesystem::path backend_cache_dir(const std::filesystem::path& cache_root,
                                         std::string_view backend);
 
-//! The folder of one compiler version below it: <cache>/compile/<backend>/<compiler>-<version>,
+//! The folder of one compiler version below it: <compile root>/<backend>/<compiler>-<version>,
 //! the same name in a shared cache (a campaign's --compile-cache).
 std::string compiler_cache_name(std::string_view compiler, std::string_view version);
 std::filesystem::path compiler_cache_dir(const std::filesystem::path& cache_root,

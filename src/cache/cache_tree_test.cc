@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "core/test_temp_dir.h"
@@ -25,6 +26,20 @@ TEST(CacheTreeTest, EntryIsTheFirstModuleFolderOrTheFileItself) {
   EXPECT_EQ(entry_of("inductor-2.13/fxgraph/ab/cd"), "inductor-2.13/fxgraph/ab/cd");
   // A file named MODULE_* is a file, not a folder of an entry.
   EXPECT_EQ(entry_of("neuronxcc-2.16/MODULE_notes"), "neuronxcc-2.16/MODULE_notes");
+}
+
+TEST(CacheTreeTest, CompiledGraphsLiveUnderTheCacheUnlessCanrunCompileCacheNamesAFolder) {
+  ::unsetenv("CANRUN_COMPILE_CACHE");
+  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"), "/c/compile/cpu/inductor-2.13.0");
+  ::setenv("CANRUN_COMPILE_CACHE", "/shared/graphs", 1);
+  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"), "/shared/graphs/cpu/inductor-2.13.0");
+  EXPECT_EQ(backend_cache_dir("/c", "neuron"), "/shared/graphs/neuron");
+  // Relative, it is taken from where canrun was started, as CANRUN_CACHE is.
+  ::setenv("CANRUN_COMPILE_CACHE", "graphs", 1);
+  EXPECT_EQ(compile_cache_root("/c"), fs::current_path() / "graphs");
+  ::setenv("CANRUN_COMPILE_CACHE", "", 1);
+  EXPECT_EQ(compile_cache_root("/c"), "/c/compile");
+  ::unsetenv("CANRUN_COMPILE_CACHE");
 }
 
 TEST(CacheTreeTest, ModuleEntriesAreCompleteOnlyWithModelDone) {

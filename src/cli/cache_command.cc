@@ -109,7 +109,8 @@ int run_sync(const CacheOptions& options) {
   return kExitOk;
 }
 
-//! DIR, or the backend's compile caches under --cache (default: CANRUN_CACHE).
+//! DIR, or the backend's compile caches under --cache (default: CANRUN_CACHE), or under
+//! $CANRUN_COMPILE_CACHE when set.
 Result<fs::path> stats_dir(const CacheOptions& options) {
   if (!options.dir.empty()) return fs::path(options.dir);
   CANRUN_ASSIGN_OR_RETURN(const backend::BackendProfile profile,
@@ -233,7 +234,8 @@ void register_cache_command(const CommandRegistry& registry) {
       "Entries (complete, failed, incomplete) and bytes per compiler version (each top-level "
       "folder) of a compile cache");
   stats->add_option("DIR", options->dir,
-                    "Cache folder (default: the backend's, CACHE/compile/<backend>)");
+                    "Cache folder (default: the backend's, CACHE/compile/<backend>, or "
+                    "$CANRUN_COMPILE_CACHE/<backend> when set)");
   stats->add_option("--backend,-b", options->backend, "Backend profile name or .toml path")
       ->capture_default_str();
   stats->add_option("--cache", options->cache, "canrun's cache folder (default: $CANRUN_CACHE)");
