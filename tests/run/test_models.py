@@ -41,13 +41,15 @@ def test_rendered_run_py_runs_alone_and_prints_the_same_tokens(runs, hf_home, ca
     script.write_text(row["run_py"])
     # A bare environment but for the compile cache canrun filled (as its compile-cache command
     # gives a user): the script needs nothing else of canrun's, and its graphs are not compiled
-    # a third time.
-    # (Under CANRUN_COMPILE_CACHE when that names the graphs' folder, as the suite's does.)
+    # a third time. (Under CANRUN_COMPILE_CACHE when that names the graphs' folder, as the
+    # suite's does; and with the thread count canrun's run had, when one was set: TorchInductor's
+    # CPU graphs are compiled for a thread count, and another misses them.)
     graphs = Path(os.environ.get("CANRUN_COMPILE_CACHE") or cache_dir / "compile")
     compiled = graphs / "cpu" / f"inductor-{row['compiler_version']}"
     assert compiled.is_dir()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1",
-           "TORCHINDUCTOR_CACHE_DIR": str(compiled)}
+           "TORCHINDUCTOR_CACHE_DIR": str(compiled),
+           **{k: os.environ[k] for k in ["OMP_NUM_THREADS"] if k in os.environ}}
     python = os.environ.get("CANRUN_PYTHON", sys.executable)
     result = subprocess.run([python, "run.py"], cwd=script.parent, env=env, capture_output=True, text=True,
                             timeout=600)
