@@ -30,9 +30,11 @@ TEST(CacheTreeTest, EntryIsTheFirstModuleFolderOrTheFileItself) {
 
 TEST(CacheTreeTest, CompiledGraphsLiveUnderTheCacheUnlessCanrunCompileCacheNamesAFolder) {
   ::unsetenv("CANRUN_COMPILE_CACHE");
-  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"), "/c/compile/cpu/inductor-2.13.0");
+  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"),
+            "/c/compile/cpu/inductor-2.13.0");
   ::setenv("CANRUN_COMPILE_CACHE", "/shared/graphs", 1);
-  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"), "/shared/graphs/cpu/inductor-2.13.0");
+  EXPECT_EQ(compiler_cache_dir("/c", "cpu", "inductor", "2.13.0"),
+            "/shared/graphs/cpu/inductor-2.13.0");
   EXPECT_EQ(backend_cache_dir("/c", "neuron"), "/shared/graphs/neuron");
   // Relative, it is taken from where canrun was started, as CANRUN_CACHE is.
   ::setenv("CANRUN_COMPILE_CACHE", "graphs", 1);
