@@ -18,6 +18,8 @@
 
 namespace canrun::backend {
 
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
 struct Topology {
   int cores_per_device = 1;
   int devices = 1;
@@ -25,6 +27,10 @@ struct Topology {
   double reserve_gib = 0;
   std::vector<int> degrees;  //!< allowed shard degrees, increasing
   int max_cores = 1;
+
+  //! Bytes of weights one core holds: its memory less the reserve (negative when the reserve
+  //! is larger).
+  double core_budget_bytes() const { return (memory_per_core_gib - reserve_gib) * kBytesPerGiB; }
 };
 
 struct BackendProfile {

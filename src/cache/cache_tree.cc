@@ -15,9 +15,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kModulePrefix = "MODULE_";
 
-//! Paths and locations in messages, whole: their ends are what tell them apart.
-std::string quote_whole(std::string_view text) { return quote_for_message(text, 1024); }
-
 //! The version folder an entry counts under: its first folder, or the tree's own name.
 std::string version_of(std::string_view entry, std::string_view root_name) {
   const auto slash = entry.find('/');

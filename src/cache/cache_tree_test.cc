@@ -14,10 +14,7 @@ namespace fs = std::filesystem;
 
 constexpr char kVersion[] = "neuronxcc-2.16.372.0+4a9b2326";
 
-void write(const fs::path& path, std::string_view bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using canrun::testing::write_file;
 
 TEST(CacheTreeTest, EntryIsTheFirstModuleFolderOrTheFileItself) {
   EXPECT_EQ(entry_of("neuronxcc-2.16/MODULE_1+2/model.neff"), "neuronxcc-2.16/MODULE_1+2");
@@ -64,9 +61,9 @@ TEST(CacheTreeTest, ModuleEntriesAreCompleteOnlyWithModelDone) {
 
 TEST(CacheTreeTest, ListsRegularFilesSortedWithSizesAndLeavesPartialCopiesOut) {
   testing::TempDir dir("cache-list");
-  write(dir.path() / kVersion / "MODULE_b" / "model.neff", "12345");
-  write(dir.path() / kVersion / "MODULE_a" / "model.done", "");
-  write(dir.path() / kVersion / "MODULE_a" / ".canrun-partial-77-model.neff", "half");
+  write_file(dir.path() / kVersion / "MODULE_b" / "model.neff", "12345");
+  write_file(dir.path() / kVersion / "MODULE_a" / "model.done", "");
+  write_file(dir.path() / kVersion / "MODULE_a" / ".canrun-partial-77-model.neff", "half");
   fs::create_symlink(dir.path() / kVersion, dir.path() / "link");
   const auto files = list_cache_files(dir.path());
   ASSERT_TRUE(files.ok()) << files.error().message();
@@ -83,7 +80,7 @@ TEST(CacheTreeTest, ListingNamesAMissingFolderOrAFile) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.error().message().find("nope"), std::string::npos);
-  write(dir.path() / "file", "x");
+  write_file(dir.path() / "file", "x");
   const auto file = list_cache_files(dir.path() / "file");
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.error().code(), ErrorCode::kInvalidArgument);

@@ -31,9 +31,6 @@ constexpr std::string_view kFileScheme = "file://";
 //! A bucket sync moves whole compile caches: allow it hours.
 constexpr std::chrono::hours kHfTimeout{12};
 
-//! Paths and locations in messages, whole: their ends are what tell them apart.
-std::string quote_whole(std::string_view text) { return quote_for_message(text, 1024); }
-
 Result<CacheLocation> parse_bucket(std::string_view text) {
   std::string_view rest = text.substr(kBucketScheme.size());
   while (rest.ends_with('/')) rest.remove_suffix(1);

@@ -11,10 +11,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write(const fs::path& path, std::string_view bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using canrun::testing::write_file;
 
 CacheLocation local(const fs::path& path) {
   auto location = parse_location(path.string());
@@ -56,9 +53,9 @@ TEST(CacheSyncTest, CopiesCompleteEntriesAtomicallyAndASecondSyncCopiesNothing) 
   testing::TempDir dir("cache-sync");
   const fs::path source = dir.path() / "src";
   const fs::path destination = dir.path() / "dst";
-  write(source / "neuronxcc-2.16/MODULE_ok/model.neff", "neff bytes");
-  write(source / "neuronxcc-2.16/MODULE_ok/model.done", "");
-  write(source / "neuronxcc-2.16/MODULE_failed/model.log", "error");
+  write_file(source / "neuronxcc-2.16/MODULE_ok/model.neff", "neff bytes");
+  write_file(source / "neuronxcc-2.16/MODULE_ok/model.done", "");
+  write_file(source / "neuronxcc-2.16/MODULE_failed/model.log", "error");
   const auto launcher = process::make_posix_launcher();
   SyncRequest request{local(source), local(destination)};
 
@@ -83,9 +80,9 @@ TEST(CacheSyncTest, DryRunAndDeleteChangeOnlyWhatTheyShould) {
   testing::TempDir dir("cache-sync-delete");
   const fs::path source = dir.path() / "src";
   const fs::path destination = dir.path() / "dst";
-  write(source / "v/MODULE_a/model.done", "");
-  write(destination / "v/MODULE_old/model.done", "");
-  write(destination / "v/MODULE_old/model.neff", "old");
+  write_file(source / "v/MODULE_a/model.done", "");
+  write_file(destination / "v/MODULE_old/model.done", "");
+  write_file(destination / "v/MODULE_old/model.neff", "old");
   const auto launcher = process::make_posix_launcher();
   SyncRequest request{local(source), local(destination)};
   request.delete_extra = true;
@@ -114,7 +111,7 @@ TEST(CacheSyncTest, RefusesAMissingSourceAndADestinationInsideTheSource) {
   EXPECT_NE(missing.error().message().find("source: cache folder"), std::string::npos);
   EXPECT_NE(missing.error().message().find("absent"), std::string::npos);
 
-  write(dir.path() / "src/v/f", "x");
+  write_file(dir.path() / "src/v/f", "x");
   const auto nested =
       sync_cache({local(dir.path() / "src"), local(dir.path() / "src/v/copy")}, *launcher);
   ASSERT_FALSE(nested.ok());

@@ -1,4 +1,4 @@
-// Test helper: a folder of one test's own under the system's temp folder, empty when made and
+// Test helpers: a folder of one test's own under the system's temp folder, empty when made and
 // removed with everything in it when destroyed. Its name holds the process id and the running
 // test's name, so parallel ctest runs and the tests of one binary never share a folder.
 //
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -38,5 +39,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+//! Writes `bytes` to `path`, making the folders above it.
+inline void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
 
 }  // namespace canrun::testing

@@ -42,6 +42,8 @@ std::string quote_for_message(std::string_view text, std::size_t max_chars) {
   return out;
 }
 
+std::string quote_whole(std::string_view text) { return quote_for_message(text, 1024); }
+
 std::string quote_for_display(std::string_view text, std::size_t max_bytes) {
   std::string out = "\"";
   std::size_t idx = 0;

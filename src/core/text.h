@@ -13,6 +13,10 @@ namespace canrun {
 //! longer than `max_chars` is cut with "..." and its full length said.
 std::string quote_for_message(std::string_view text, std::size_t max_chars = 80);
 
+//! quote_for_message for paths and locations, whole (up to 1,024 characters): their ends are
+//! what tell them apart.
+std::string quote_whole(std::string_view text);
+
 //! Like quote_for_message, but well-formed UTF-8 characters stay as they are (for showing
 //! generated text); control bytes, quotes, backslashes and malformed bytes are escaped.
 std::string quote_for_display(std::string_view text, std::size_t max_bytes = 200);

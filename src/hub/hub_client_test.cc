@@ -35,7 +35,7 @@ HttpResponse answer(long status, std::map<std::string, std::string> headers = {}
   return HttpResponse{status, std::move(headers), "[]", "http://hub/api/models"};
 }
 
-struct Harness {
+struct ClientHarness {
   std::vector<HttpRequest> requests;
   std::vector<milliseconds> waits;
   HubClient client(std::deque<Result<HttpResponse>> script, HubConfig config = {}) {
@@ -46,7 +46,7 @@ struct Harness {
 };
 
 TEST(HubClient, RetryAfterIsHonouredAndBackoffDoublesWithoutIt) {
-  Harness harness;
+  ClientHarness harness;
   auto client =
       harness.client({answer(429, {{"retry-after", "3"}}), answer(503), answer(502), answer(200)});
   auto response = client.get("/api/models");
@@ -57,14 +57,14 @@ TEST(HubClient, RetryAfterIsHonouredAndBackoffDoublesWithoutIt) {
 }
 
 TEST(HubClient, RetryAfterIsCapped) {
-  Harness harness;
+  ClientHarness harness;
   auto client = harness.client({answer(429, {{"retry-after", "86400"}}), answer(200)});
   ASSERT_TRUE(client.get("/x").ok());
   EXPECT_THAT(harness.waits, ElementsAre(milliseconds(30'000)));
 }
 
 TEST(HubClient, RateLimitStormGivesUpAfterMaxAttempts) {
-  Harness harness;
+  ClientHarness harness;
   auto client = harness.client({answer(429, {{"retry-after", "0"}})});
   auto response = client.get("/api/models");
   ASSERT_FALSE(response.ok());
@@ -75,7 +75,7 @@ TEST(HubClient, RateLimitStormGivesUpAfterMaxAttempts) {
 }
 
 TEST(HubClient, ClientErrorsAreNotRetried) {
-  Harness harness;
+  ClientHarness harness;
   auto client = harness.client({answer(404)});
   auto response = client.get("/api/models/a/b");
   ASSERT_FALSE(response.ok());
@@ -84,7 +84,7 @@ TEST(HubClient, ClientErrorsAreNotRetried) {
 }
 
 TEST(HubClient, TokenIsSentAsBearerAndOfflineSendsNothing) {
-  Harness harness;
+  ClientHarness harness;
   HubConfig config;
   config.token = "hf_secret";
   auto client = harness.client({answer(200)}, config);
@@ -92,7 +92,7 @@ TEST(HubClient, TokenIsSentAsBearerAndOfflineSendsNothing) {
   ASSERT_EQ(harness.requests.size(), 1u);
   EXPECT_THAT(harness.requests[0].headers, ElementsAre(std::pair<std::string, std::string>(
                                                "Authorization", "Bearer hf_secret")));
-  Harness offline_harness;
+  ClientHarness offline_harness;
   HubConfig offline;
   offline.offline = true;
   auto offline_client = offline_harness.client({answer(200)}, offline);
@@ -103,7 +103,7 @@ TEST(HubClient, TokenIsSentAsBearerAndOfflineSendsNothing) {
 }
 
 TEST(HubClient, UnreachableHubIsTriedTwice) {
-  Harness harness;
+  ClientHarness harness;
   auto client = harness.client({Error(ErrorCode::kUnavailable, "Couldn't connect to server")});
   auto response = client.get("/api/models");
   ASSERT_FALSE(response.ok());

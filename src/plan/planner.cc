@@ -8,7 +8,7 @@
 namespace canrun::plan {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+using backend::kBytesPerGiB;
 
 bool divides(std::optional<std::int64_t> count, int degree) {
   return count && *count > 0 && *count % degree == 0;
@@ -17,7 +17,7 @@ bool divides(std::optional<std::int64_t> count, int degree) {
 }  // namespace
 
 std::string gib(double bytes) {
-  if (bytes >= kGiB / 4) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (bytes >= kBytesPerGiB / 4) return fmt::format("{:.2f} GiB", bytes / kBytesPerGiB);
   if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024 * 1024));
   return fmt::format("{:.1f} KiB", bytes / 1024);
 }
@@ -38,7 +38,7 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
                          const backend::Topology& topology) {
   PlannedShards plan;
   plan.weights_bytes = facts.weights_bytes;
-  const double budget = (topology.memory_per_core_gib - topology.reserve_gib) * kGiB;
+  const double budget = topology.core_budget_bytes();
   plan.budget_bytes = static_cast<std::uint64_t>(std::max(0.0, budget));
   const double weights = static_cast<double>(facts.weights_bytes);
   const double experts =

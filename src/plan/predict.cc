@@ -3,19 +3,16 @@
 #include <fmt/format.h>
 
 namespace canrun::plan {
-namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-}  // namespace
+using backend::kBytesPerGiB;
 
 PredictedPlan predict_plan(std::uint64_t weights_bytes, const std::string& model_type,
                            const std::optional<stack::ParallelSupport>& support,
                            const backend::Topology& topology) {
   PredictedPlan plan;
   const double weights = static_cast<double>(weights_bytes);
-  const double budget = (topology.memory_per_core_gib - topology.reserve_gib) * kGiB;
-  const std::string size = fmt::format("{:.2f} GiB of weights", weights / kGiB);
+  const double budget = topology.core_budget_bytes();
+  const std::string size = fmt::format("{:.2f} GiB of weights", weights / kBytesPerGiB);
   const std::string type = model_type.empty() ? "this model type" : model_type;
   if (weights <= budget) {
     plan = {true, 1, "none", "", fmt::format("{} fit one core.", size)};
