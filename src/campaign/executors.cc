@@ -9,6 +9,7 @@
 namespace canrun::campaign {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 //! `text` as one word of POSIX shell: single-quoted, each ' written '\''.
@@ -151,6 +152,78 @@ std::map<std::string, std::string> kubernetes_files(const FleetPlan& plan,
        {{"name", options.name + "-collect"}, {"labels", {{"app.kubernetes.io/name", "canrun"}}}}},
       {"spec", {{"backoffLimit", 2}, {"template", {{"spec", collector}}}}}};
   return {{"job.json", job.dump(2) + "\n"}, {"collect-job.json", collect.dump(2) + "\n"}};
+}
+
+namespace {
+
+class LocalExecutor final : public Executor {
+ public:
+  std::string_view name() const override { return "local"; }
+  std::string_view summary() const override { return "run here"; }
+  bool runs_here() const override { return true; }
+  std::map<std::string, std::string> files(const FleetPlan&, const backend::BackendProfile&,
+                                           const ExecutorOptions&) const override {
+    return {};
+  }
+  std::vector<fs::path> folders(const ExecutorOptions&) const override { return {}; }
+  std::vector<std::string> submit_command(const fs::path&) const override { return {}; }
+  std::string_view index_variable() const override { return {}; }
+  bool nodes_run_this_canrun() const override { return false; }
+};
+
+class SlurmExecutor final : public Executor {
+ public:
+  std::string_view name() const override { return "slurm"; }
+  std::string_view summary() const override {
+    return "plan into --campaign-dir, write the job array and collect job and submit them "
+           "(sbatch)";
+  }
+  bool runs_here() const override { return false; }
+  std::map<std::string, std::string> files(const FleetPlan& plan, const backend::BackendProfile&,
+                                           const ExecutorOptions& options) const override {
+    return slurm_files(plan, options);
+  }
+  std::vector<fs::path> folders(const ExecutorOptions& options) const override {
+    return {options.campaign_dir / "slurm"};  // the jobs' output files (see slurm_files)
+  }
+  std::vector<std::string> submit_command(const fs::path& folder) const override {
+    return {"sh", (folder / "submit.sh").string()};
+  }
+  std::string_view index_variable() const override { return "SLURM_ARRAY_TASK_ID"; }
+  bool nodes_run_this_canrun() const override { return true; }
+};
+
+class KubernetesExecutor final : public Executor {
+ public:
+  std::string_view name() const override { return "k8s"; }
+  std::string_view summary() const override { return "write an Indexed Job and the collect Job"; }
+  bool runs_here() const override { return false; }
+  std::map<std::string, std::string> files(const FleetPlan& plan,
+                                           const backend::BackendProfile& profile,
+                                           const ExecutorOptions& options) const override {
+    return kubernetes_files(plan, profile, options);
+  }
+  std::vector<fs::path> folders(const ExecutorOptions&) const override { return {}; }
+  std::vector<std::string> submit_command(const fs::path&) const override { return {}; }
+  std::string_view index_variable() const override { return "JOB_COMPLETION_INDEX"; }
+  bool nodes_run_this_canrun() const override { return false; }  // a pod runs its image's
+};
+
+}  // namespace
+
+const std::vector<const Executor*>& executors() {
+  static const LocalExecutor local;
+  static const SlurmExecutor slurm;
+  static const KubernetesExecutor kubernetes;
+  static const std::vector<const Executor*> all = {&local, &slurm, &kubernetes};
+  return all;
+}
+
+const Executor* find_executor(std::string_view name) {
+  for (const Executor* executor : executors()) {
+    if (executor->name() == name) return executor;
+  }
+  return nullptr;
 }
 
 }  // namespace canrun::campaign

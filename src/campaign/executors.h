@@ -12,12 +12,21 @@
 //          collect Job, applied once the Indexed Job is complete. Written as JSON, which
 //          `kubectl apply -f` takes as it takes YAML.
 //
-// Thread safety: pure functions.
+// Executor: how a campaign's work runs — here ("local"), or as slices on a fleet's scheduler
+// ("slurm", "k8s"). The CLI finds the executor by the name --executor gives (find_executor) and
+// asks it, never the name, what to do: the files to write, the folders they need, the command
+// that submits them, the variable that tells a worker its slice. Another scheduler (Ray, AWS
+// Batch, Flux) is one more Executor in executors.cc with its files' test; --executor, its help,
+// submission and `canrun worker`'s index follow from executors().
+//
+// Thread safety: pure functions; the executors are immutable singletons.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backend/profile.h"
 #include "campaign/fleet.h"
@@ -60,5 +69,35 @@ std::map<std::string, std::string> kubernetes_files(const FleetPlan& plan,
 //! The Slurm time limit for slices expected to take up to `seconds`: twice that plus 30
 //! minutes, in whole minutes.
 int slurm_time_limit_minutes(double seconds);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  //! The name --executor takes, and the folder its files go to in the campaign folder.
+  virtual std::string_view name() const = 0;
+  //! What it does, for --help.
+  virtual std::string_view summary() const = 0;
+  //! Whether the campaign runs in this process: no slices, no files.
+  virtual bool runs_here() const = 0;
+  //! The files that run `plan`'s slices on the scheduler, by file name.
+  virtual std::map<std::string, std::string> files(const FleetPlan& plan,
+                                                   const backend::BackendProfile& profile,
+                                                   const ExecutorOptions& options) const = 0;
+  //! Folders that must exist before the jobs start (where they write their output).
+  virtual std::vector<std::filesystem::path> folders(const ExecutorOptions& options) const = 0;
+  //! The command that submits the files written to `folder`; empty when the user applies them.
+  virtual std::vector<std::string> submit_command(const std::filesystem::path& folder) const = 0;
+  //! The environment variable in which the scheduler gives a worker its slice; empty for none.
+  virtual std::string_view index_variable() const = 0;
+  //! Whether the nodes run this canrun executable (on shared storage) rather than their own.
+  virtual bool nodes_run_this_canrun() const = 0;
+};
+
+//! Every executor, "local" first.
+const std::vector<const Executor*>& executors();
+
+//! The executor named `name`, or nullptr.
+const Executor* find_executor(std::string_view name);
 
 }  // namespace canrun::campaign

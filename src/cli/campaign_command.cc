@@ -2,10 +2,14 @@
 // tasks, exclude with reasons, plan, pack the trials onto the cores, run, verify and record
 // each verdict at once; resumable (src/campaign). Fleet campaigns and `campaign status` are in
 // fleet_commands.cc.
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "campaign/executors.h"
 #include "campaign/local_campaign.h"
 #include "cli/campaign_options.h"
 #include "cli/campaign_progress.h"
@@ -56,7 +60,10 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   campaign.resume = options.resume;
   campaign.retry = options.retry;
   if (campaign.selection.tasks.empty()) return report(invalid_argument("--tasks names no task"));
-  if (options.executor != "local") return run_fleet(options, campaign);
+  const campaign::Executor* executor = campaign::find_executor(options.executor);
+  if (executor == nullptr)
+    return report(invalid_argument("unknown --executor " + options.executor));
+  if (!executor->runs_here()) return run_fleet(options, *executor, campaign);
   auto launcher = process::make_posix_launcher();
   if (options.dry_run) {
     CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::CampaignPlan plan,
@@ -117,12 +124,15 @@ void register_campaign_command(const CommandRegistry& registry) {
       ->add_option("--judge-model", options->trial.request.judge_model,
                    "Judge of sharded runs' output")
       ->capture_default_str();
-  command
-      ->add_option("--executor", options->executor,
-                   "local: run here; slurm: plan into --campaign-dir, write the job array and "
-                   "collect job and submit them (sbatch); k8s: write an Indexed Job and the "
-                   "collect Job")
-      ->check(CLI::IsMember({"local", "slurm", "k8s"}))
+  std::string executor_help;
+  std::vector<std::string> executor_names;
+  for (const campaign::Executor* executor : campaign::executors()) {
+    executor_help += fmt::format("{}{}: {}", executor_help.empty() ? "" : "; ", executor->name(),
+                                 executor->summary());
+    executor_names.emplace_back(executor->name());
+  }
+  command->add_option("--executor", options->executor, executor_help)
+      ->check(CLI::IsMember(executor_names))
       ->capture_default_str();
   command->add_option("--slices", options->slices, "Slices of a fleet campaign (nodes' tasks)")
       ->capture_default_str();

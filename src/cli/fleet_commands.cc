@@ -105,43 +105,39 @@ int run_status(const std::string& dir, bool json) {
   return kExitOk;
 }
 
-int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign) {
+int run_fleet(const CampaignCommandOptions& options, const campaign::Executor& executor,
+              const campaign::CampaignOptions& campaign) {
+  const std::string name(executor.name());
   if (options.campaign_dir.empty()) {
-    return report(invalid_argument("--executor " + options.executor +
+    return report(invalid_argument("--executor " + name +
                                    " needs --campaign-dir DIR on storage every node mounts (the "
                                    "slices and results go there)"));
   }
   auto launcher = process::make_posix_launcher();
-  nlohmann::json executor = {{"kind", options.executor}};
+  nlohmann::json settings = {{"kind", name}};
   if (!options.compile_cache.empty()) {
     CANRUN_ASSIGN_OR_RETURN_EXIT(const cache::CacheLocation shared,
                                  cache::parse_location(options.compile_cache));
-    executor["compile_cache"] =
+    settings["compile_cache"] =
         shared.is_bucket() ? shared.bucket_uri : fs::absolute(shared.local).string();
   }
   CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
-                               campaign::plan_fleet(campaign, options.slices, executor, *launcher));
+                               campaign::plan_fleet(campaign, options.slices, settings, *launcher));
   campaign::ExecutorOptions fleet = options.fleet;
   fleet.campaign_dir = fs::absolute(campaign.dir);
   fleet.out = fs::absolute(campaign.out);
-  // Slurm nodes run this very executable (on shared storage) unless told otherwise; a pod
+  // Nodes on shared storage (Slurm's) run this very executable unless told otherwise; a pod
   // runs the canrun of its image.
-  if (options.executor == "slurm" && !options.canrun_given) {
+  if (executor.nodes_run_this_canrun() && !options.canrun_given) {
     fleet.canrun = (executable_dir() / "canrun").string();
   }
-  std::map<std::string, std::string> files;
-  if (options.executor == "slurm") {
-    files = campaign::slurm_files(plan, fleet);
-  } else {
-    CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
-                                 trial::trial_profile(campaign.trial));
-    files = campaign::kubernetes_files(plan, profile, fleet);
-  }
-  const fs::path where =
-      options.emit.empty() ? fleet.campaign_dir / options.executor : fs::path(options.emit);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
+                               trial::trial_profile(campaign.trial));
+  const std::map<std::string, std::string> files = executor.files(plan, profile, fleet);
+  const fs::path where = options.emit.empty() ? fleet.campaign_dir / name : fs::path(options.emit);
   std::error_code error;
   fs::create_directories(where, error);
-  fs::create_directories(fleet.campaign_dir / "slurm", error);  // the jobs' output files
+  for (const fs::path& folder : executor.folders(fleet)) fs::create_directories(folder, error);
   for (const auto& [name, text] : files) {
     if (auto status = write_file_atomically(where / name, text); !status.ok()) {
       return report(status.error());
@@ -153,18 +149,19 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOpt
   }
   std::cout << fmt::format("planned {} items in {} slice(s) in {}; {} written to {}\n",
                            plan.work.items.size(), plan.slices.size(), fleet.campaign_dir.string(),
-                           options.executor, where.string());
-  if (options.executor != "slurm" || !options.emit.empty()) return kExitOk;
-  // Submit: the array, then the collect job once every task ended.
+                           name, where.string());
+  const std::vector<std::string> command = executor.submit_command(where);
+  if (command.empty() || !options.emit.empty()) return kExitOk;
+  // Submit (Slurm: the array, then the collect job once every task ended).
   process::ProcessSpec submit;
-  submit.argv = {"sh", (where / "submit.sh").string()};
-  submit.env = process::current_environment();  // sbatch passes it on to the jobs
+  submit.argv = command;
+  submit.env = process::current_environment();  // the scheduler passes it on to the jobs
   submit.timeout = std::chrono::seconds(120);
   auto submitted = launcher->run(submit);
   if (!submitted.ok()) return report(submitted.error());
   if (submitted->exit_code != 0) {
     return report(Error(ErrorCode::kFailedCheck,
-                        fmt::format("submitting with sbatch failed (exit {}): {}",
+                        fmt::format("submitting with {} failed (exit {}): {}", name,
                                     submitted->exit_code.value_or(-1), submitted->stderr_tail)));
   }
   std::cout << "submitted: " << submitted->stdout_tail;

@@ -6,14 +6,17 @@
 
 #include <string>
 
+#include "campaign/executors.h"
 #include "campaign/local_campaign.h"
 #include "cli/campaign_options.h"
 
 namespace canrun::cli {
 
-//! Plans `campaign` into --campaign-dir and writes the executor's files to --emit or the
-//! folder; on Slurm without --emit, submits them too. Returns the exit code.
-int run_fleet(const CampaignCommandOptions& options, const campaign::CampaignOptions& campaign);
+//! Plans `campaign` into --campaign-dir and writes `executor`'s files to --emit or the
+//! folder; without --emit, submits them when the executor has a submit command (Slurm).
+//! Returns the exit code.
+int run_fleet(const CampaignCommandOptions& options, const campaign::Executor& executor,
+              const campaign::CampaignOptions& campaign);
 
 //! Merges the done slices of --collect into --out; exit 1 while some slice is not done.
 int run_collect(const CampaignCommandOptions& options);

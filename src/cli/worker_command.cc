@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "cache/cache_tree.h"
 #include "cache/sync.h"
 #include "campaign/campaign_dir.h"
+#include "campaign/executors.h"
 #include "campaign/fleet.h"
 #include "cli/campaign_progress.h"
 #include "cli/campaign_report.h"
@@ -76,19 +79,38 @@ Status sync_compile_cache(const cache::CacheLocation& from, const cache::CacheLo
   return ok_status();
 }
 
+//! The executors' slice variables, "$A or $B", for messages and --help.
+std::string index_variables() {
+  std::string names;
+  for (const campaign::Executor* executor : campaign::executors()) {
+    if (executor->index_variable().empty()) continue;
+    names += fmt::format("{}${}", names.empty() ? "" : " or ", executor->index_variable());
+  }
+  return names;
+}
+
+//! The slice a scheduler gave this worker: the first executor's slice variable that is set.
+Result<int> slice_from_environment() {
+  for (const campaign::Executor* executor : campaign::executors()) {
+    const std::string variable(executor->index_variable());
+    const char* value = variable.empty() ? nullptr : std::getenv(variable.c_str());
+    if (value == nullptr || *value == '\0') continue;
+    const std::string_view text(value);
+    int index = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+    if (error != std::errc() || end != text.data() + text.size() || index < 0) {
+      return invalid_argument(
+          fmt::format("{}={} is not a slice index (0, 1, ...)", variable, quote_for_message(text)));
+    }
+    return index;
+  }
+  return invalid_argument("--index is required (or " + index_variables() + " in the environment)");
+}
+
 int run_worker_command(const WorkerOptions& options) {
   int index = options.index;
   if (index < 0) {
-    for (const char* variable : {"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}) {
-      if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
-        index = std::atoi(value);
-        break;
-      }
-    }
-  }
-  if (index < 0) {
-    return report(invalid_argument(
-        "--index is required (or SLURM_ARRAY_TASK_ID / JOB_COMPLETION_INDEX in the environment)"));
+    CANRUN_ASSIGN_OR_RETURN_EXIT(index, slice_from_environment());
   }
   CANRUN_ASSIGN_OR_RETURN_EXIT(
       campaign::CampaignOptions campaign,
@@ -124,8 +146,7 @@ void register_worker_command(const CommandRegistry& registry) {
       "index runs); idempotent: a requeued worker continues its slice");
   command->add_option("--campaign-dir", options->campaign_dir, "The fleet campaign's folder")
       ->required();
-  command->add_option("--index", options->index,
-                      "The slice (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)");
+  command->add_option("--index", options->index, "The slice (default: " + index_variables() + ")");
   command->add_option("--python", options->python,
                       "This node's stack Python (default: $CANRUN_PYTHON or the venv)");
   command->add_option("--cache", options->cache,
