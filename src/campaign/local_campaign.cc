@@ -108,9 +108,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   const VerdictRecorder recorder(dir, role, dataset);
   for (std::size_t index : decision.to_exclude) {
     if (stop) break;
-    CANRUN_ASSIGN_OR_RETURN(
-        dataset::VerdictRow row,
-        excluded_row(outcome.items[index], options.trial, profile, stack, tracking));
+    dataset::VerdictRow row = excluded_row(outcome.items[index], profile, stack);
     CANRUN_RETURN_IF_ERROR(recorder.record(index, row));
     outcome.results[index] = std::move(row);
     observer.finished(outcome.items[index], outcome.results[index]);

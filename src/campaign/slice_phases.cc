@@ -132,31 +132,14 @@ SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry) {
   return decision;
 }
 
-Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const trial::TrialRequest& request,
-                                         const backend::BackendProfile& profile,
-                                         const stack::Stack& stack,
-                                         process::ProcessLauncher& launcher) {
-  trial::PreparedTrial trial;
-  trial.request = request;
-  trial.request.task = item.task;
-  trial.profile = profile;
-  trial.cache_dir = trial::absolute_cache_dir(request);
-  trial.python = stack.python;
-  trial.checkpoint.model_id = item.model_id;
-  if (!item.revision.empty()) {
-    trial.checkpoint.revision = item.revision;
-    trial.checkpoint.commit = item.revision;
-  }
-  trial.stack = stack;
-  trial.plan.exclusion = item.exclusion_reason;
-  trial.plan.why = item.why;
-  if (item.weights_bytes > 0) {
-    trial.plan.stack_plan.emplace();
-    trial.plan.stack_plan->shards.weights_bytes = item.weights_bytes;
-  }
-  CANRUN_ASSIGN_OR_RETURN(trial::TrialOutcome outcome,
-                          trial::run_prepared_trial(trial, {}, launcher));
-  return outcome.row;
+dataset::VerdictRow excluded_row(const WorkItem& item, const backend::BackendProfile& profile,
+                                 const stack::Stack& stack) {
+  trial::ExcludedModel model{item.model_id, std::nullopt,
+                             item.task,     item.exclusion_reason.value_or(""),
+                             item.why,      std::nullopt};
+  if (!item.revision.empty()) model.commit = item.revision;
+  if (item.weights_bytes > 0) model.weights_bytes = item.weights_bytes;
+  return trial::excluded_row(model, profile, stack);
 }
 
 Status VerdictRecorder::record(std::size_t index, const dataset::VerdictRow& row,

@@ -96,11 +96,10 @@ struct SliceDecision {
 };
 SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry);
 
-//! The row of an item excluded before running: the stack's columns, the reason and why.
-Result<dataset::VerdictRow> excluded_row(const WorkItem& item, const trial::TrialRequest& request,
-                                         const backend::BackendProfile& profile,
-                                         const stack::Stack& stack,
-                                         process::ProcessLauncher& launcher);
+//! The row of an item excluded before running (trial::excluded_row): the stack's columns, the
+//! reason and why. `item` must be excluded().
+dataset::VerdictRow excluded_row(const WorkItem& item, const backend::BackendProfile& profile,
+                                 const stack::Stack& stack);
 
 //! What a run leaves beside its verdict.
 struct RunTraces {

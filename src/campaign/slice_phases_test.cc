@@ -267,11 +267,7 @@ class VerdictRecorderTest : public ::testing::Test {
  protected:
   //! The row of an excluded item as the campaign records it (nothing runs).
   dataset::VerdictRow excluded_verdict(const WorkItem& item) {
-    trial::TrialRequest request;
-    request.cache_dir = temp_.path() / "cache";
-    auto row = excluded_row(item, request, profile_, stack_, *launcher_);
-    EXPECT_TRUE(row.ok()) << row.error().message();
-    return std::move(row).value();
+    return excluded_row(item, profile_, stack_);
   }
   //! A run's failure on the same stack.
   dataset::VerdictRow failed_verdict(const std::string& model) {
@@ -308,7 +304,6 @@ class VerdictRecorderTest : public ::testing::Test {
   dataset::DatasetDir dataset_{temp_.path() / "dataset"};
   backend::BackendProfile profile_ = repository_profile("cpu");
   stack::Stack stack_ = test_stack();
-  std::unique_ptr<process::ProcessLauncher> launcher_ = process::make_posix_launcher();
 };
 
 TEST_F(VerdictRecorderTest, AnExcludedRowSaysTheReasonAndWhyInTheStacksColumns) {

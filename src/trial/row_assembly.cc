@@ -28,36 +28,66 @@ std::string stack_json(const stack::Stack& stack, const backend::BackendProfile&
   return out.dump();
 }
 
-dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
+namespace {
+
+//! The columns every row has before anything runs: who, on what, when and where.
+dataset::VerdictRow identity_row(const std::string& model_id,
+                                 const std::optional<std::string>& commit, const std::string& task,
+                                 const backend::BackendProfile& profile,
+                                 const stack::Stack& stack) {
   dataset::VerdictRow row;
-  row.model_id = trial.checkpoint.model_id;
-  row.revision = trial.checkpoint.commit;
-  row.task = trial.request.task;
-  row.backend = trial.profile.name;
-  row.device = trial.profile.device;
-  row.compiler = trial.profile.compiler;
+  row.model_id = model_id;
+  row.revision = commit;
+  row.task = task;
+  row.backend = profile.name;
+  row.device = profile.device;
+  row.compiler = profile.compiler;
   row.compiler_version = stack.compiler_version;
   // The task's library, which may run on top of transformers (sentence-transformers,
   // diffusers): its version from the stack, empty when the stack lacks it (run.py says so).
-  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  const task::TaskSpec* spec = task::find_task(task);
   row.library = spec ? std::string(spec->library) : std::string(dataset::kBaseLibrary);
   const auto version = stack.versions.find(row.library);
   row.library_version = row.library == dataset::kBaseLibrary ? stack.library_version
                         : version != stack.versions.end()    ? version->second
                                                              : std::string();
-  if (!trial.plan.exclusion) {
-    row.cores = trial.plan.cores;
-    row.parallelism = trial.plan.parallelism;
-  }
-  if (trial.plan.stack_plan) {
-    row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
-  }
-  row.stack = stack_json(stack, trial.profile);
-  // packages: none, unless the run needs some on top of the stack (retry_with_packages).
-  if (!trial.script.empty()) row.run_py = trial.script;
+  row.stack = stack_json(stack, profile);
   row.started_at = std::chrono::time_point_cast<std::chrono::microseconds>(Clock::now());
   row.host = host_name();
   row.canrun_version = kCanrunVersion;
+  return row;
+}
+
+}  // namespace
+
+dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
+  if (trial.plan.exclusion) {
+    return excluded_row(
+        {trial.checkpoint.model_id, trial.checkpoint.commit, trial.request.task,
+         *trial.plan.exclusion, trial.plan.why,
+         trial.plan.stack_plan ? std::optional(trial.plan.stack_plan->shards.weights_bytes)
+                               : std::nullopt},
+        trial.profile, stack);
+  }
+  dataset::VerdictRow row = identity_row(trial.checkpoint.model_id, trial.checkpoint.commit,
+                                         trial.request.task, trial.profile, stack);
+  row.cores = trial.plan.cores;
+  row.parallelism = trial.plan.parallelism;
+  if (trial.plan.stack_plan) {
+    row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
+  }
+  // packages: none, unless the run needs some on top of the stack (retry_with_packages).
+  if (!trial.script.empty()) row.run_py = trial.script;
+  return row;
+}
+
+dataset::VerdictRow excluded_row(const ExcludedModel& model, const backend::BackendProfile& profile,
+                                 const stack::Stack& stack) {
+  dataset::VerdictRow row = identity_row(model.model_id, model.commit, model.task, profile, stack);
+  if (model.weights_bytes) row.weights_bytes = static_cast<std::int64_t>(*model.weights_bytes);
+  row.result = VerdictResult::kExcluded;
+  row.exclusion_reason = model.reason;
+  row.error = model.why;
   return row;
 }
 

@@ -257,12 +257,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   TrialOutcome& outcome = device.outcome;
   dataset::VerdictRow& row = outcome.row;
   row = start_row(trial, stack);
-  if (trial.plan.exclusion) {  // nothing to run
-    row.result = VerdictResult::kExcluded;
-    row.exclusion_reason = *trial.plan.exclusion;
-    row.error = trial.plan.why;
-    return device;
-  }
+  if (trial.plan.exclusion) return device;  // nothing to run: start_row made its EXCLUDED row
   CANRUN_RETURN_IF_ERROR(require_local_files(trial.checkpoint));
   if (placement.cores.count != trial.plan.cores) {
     return invalid_argument(fmt::format("placed on {} cores, but the plan needs {}",

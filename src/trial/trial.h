@@ -191,6 +191,22 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
 Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device,
                                     process::ProcessLauncher& launcher);
 
+//! A model that is not run: excluded before planning or running (curated, or by what its
+//! checkpoint is), with the reason and why.
+struct ExcludedModel {
+  std::string model_id;
+  std::optional<std::string> commit;  //!< when known
+  std::string task;
+  std::string reason;                          //!< an exclusion reason (dataset/verdict_row.h)
+  std::string why;                             //!< in the row's error column
+  std::optional<std::uint64_t> weights_bytes;  //!< when known
+};
+
+//! The row of an excluded model: its identity and the stack's columns as a run's row has them,
+//! the result EXCLUDED with its reason; nothing runs.
+dataset::VerdictRow excluded_row(const ExcludedModel& model, const backend::BackendProfile& profile,
+                                 const stack::Stack& stack);
+
 //! Reference, run, classify and verify a prepared trial on its placement. A verdict, or an
 //! error when it could not be run or verified (a stack without the compiler, files not on this
 //! machine, a judge that failed) — those are not verdicts on the backend.
