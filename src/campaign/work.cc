@@ -4,6 +4,7 @@
 
 #include "core/json_fields.h"
 #include "core/model_id.h"
+#include "core/text.h"
 
 namespace canrun::campaign {
 
@@ -16,7 +17,7 @@ nlohmann::json work_item_to_json(const WorkItem& item) {
            item.exclusion_reason ? nlohmann::json(*item.exclusion_reason) : nlohmann::json()},
           {"why", item.why},
           {"cores", item.cores},
-          {"parallelism", item.parallelism},
+          {"parallelism", to_string(item.parallelism)},
           {"weights_bytes", item.weights_bytes},
           {"expected_s", item.expected_s}};
 }
@@ -37,7 +38,14 @@ Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
   std::optional<std::int64_t> cores;
   CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "cores", cores));
   item.cores = static_cast<int>(cores.value_or(1));
-  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "parallelism", item.parallelism));
+  std::string parallelism = "none";
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "parallelism", parallelism));
+  if (const auto parsed = parse_parallelism(parallelism)) {
+    item.parallelism = *parsed;
+  } else {
+    return corrupt(fmt::format("work item: parallelism {} is not none, tp or ep",
+                               quote_for_message(parallelism)));
+  }
   std::optional<std::int64_t> weights;
   CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "weights_bytes", weights));
   item.weights_bytes = static_cast<std::uint64_t>(weights.value_or(0));

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "core/parallelism.h"
 #include "core/result.h"
 
 namespace canrun::campaign {
@@ -23,7 +24,7 @@ struct WorkItem {
   std::optional<std::string> exclusion_reason;  //!< set: not run, recorded as EXCLUDED
   std::string why;                              //!< of the exclusion
   int cores = 1;
-  std::string parallelism = "none";
+  Parallelism parallelism = Parallelism::kNone;
   std::uint64_t weights_bytes = 0;
   double expected_s = 0;  //!< the schedule's estimate
 

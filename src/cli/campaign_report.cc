@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 std::string describe_item(const campaign::WorkItem& item) {
   if (item.excluded()) return fmt::format("excluded: {}", *item.exclusion_reason);
-  return fmt::format("{} core{} ({})", item.cores, item.cores == 1 ? "" : "s", item.parallelism);
+  return fmt::format("{} core{} ({})", item.cores, item.cores == 1 ? "" : "s",
+                     to_string(item.parallelism));
 }
 
 nlohmann::json item_json(const campaign::WorkItem& item, const dataset::VerdictRow* row) {

@@ -54,7 +54,7 @@ int run_plan(const PlanOptions& options) {
         {"backend", profile.name},
         {"placed", shards.placed},
         {"cores", shards.placed ? nlohmann::json(shards.cores) : nlohmann::json(nullptr)},
-        {"parallelism", shards.placed ? nlohmann::json(plan::to_string(shards.parallelism))
+        {"parallelism", shards.placed ? nlohmann::json(to_string(shards.parallelism))
                                       : nlohmann::json(nullptr)},
         {"exclusion_reason",
          shards.placed ? nlohmann::json(nullptr) : nlohmann::json(shards.exclusion)},
@@ -72,7 +72,7 @@ int run_plan(const PlanOptions& options) {
     if (shards.placed) {
       std::cout << fmt::format("{} on {}: {} core{}, parallelism {}\n", model_id, profile.name,
                                shards.cores, shards.cores == 1 ? "" : "s",
-                               plan::to_string(shards.parallelism));
+                               to_string(shards.parallelism));
     } else {
       std::cout << fmt::format("{} on {}: not placed, excluded as {}\n", model_id, profile.name,
                                shards.exclusion);

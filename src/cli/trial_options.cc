@@ -57,7 +57,10 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
   if (options.cores != 0 || !options.parallelism.empty()) {
     trial::PlanOverride plan;
     plan.cores = options.cores == 0 ? 1 : options.cores;
-    plan.parallelism = options.parallelism.empty() ? "none" : options.parallelism;
+    if (!options.parallelism.empty()) {
+      CANRUN_ASSIGN_OR_RETURN(plan.parallelism,
+                              parse_parallelism(options.parallelism, "--parallelism"));
+    }
     request.plan_override = plan;
   }
   return request;

@@ -22,18 +22,6 @@ std::string gib(double bytes) {
   return fmt::format("{:.1f} KiB", bytes / 1024);
 }
 
-std::string_view to_string(Parallelism parallelism) {
-  switch (parallelism) {
-    case Parallelism::kTensor:
-      return "tp";
-    case Parallelism::kExpert:
-      return "ep";
-    case Parallelism::kNone:
-      break;
-  }
-  return "none";
-}
-
 PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
                          const backend::Topology& topology) {
   PlannedShards plan;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backend/profile.h"
+#include "core/parallelism.h"
 #include "stack/parallel_support.h"
 
 namespace canrun::plan {
@@ -39,8 +40,7 @@ struct PlanFacts {
 
 using stack::ParallelSupport;
 
-enum class Parallelism { kNone, kTensor, kExpert };
-std::string_view to_string(Parallelism parallelism);  //!< "none", "tp", "ep"
+using canrun::Parallelism;
 
 //! Bytes as the plans' explanations write them: GiB for model-sized numbers, MiB or KiB for
 //! small fixtures.

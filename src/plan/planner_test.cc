@@ -101,7 +101,7 @@ TEST(PredictTest, AgreesWithThePlannerOnEveryGoldenCaseItCanDecide) {
     EXPECT_EQ(predicted.exclusion, plan.exclusion);
     if (plan.placed) {
       EXPECT_EQ(predicted.cores, plan.cores);
-      EXPECT_EQ(predicted.parallelism, std::string(to_string(plan.parallelism)));
+      EXPECT_EQ(predicted.parallelism, plan.parallelism);
     }
   }
   EXPECT_GE(decided, 6);

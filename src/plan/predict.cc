@@ -15,7 +15,7 @@ PredictedPlan predict_plan(std::uint64_t weights_bytes, const std::string& model
   const std::string size = fmt::format("{:.2f} GiB of weights", weights / kBytesPerGiB);
   const std::string type = model_type.empty() ? "this model type" : model_type;
   if (weights <= budget) {
-    plan = {true, 1, "none", "", fmt::format("{} fit one core.", size)};
+    plan = {true, 1, Parallelism::kNone, "", fmt::format("{} fit one core.", size)};
     return plan;
   }
   int degree = 0;
@@ -35,7 +35,7 @@ PredictedPlan predict_plan(std::uint64_t weights_bytes, const std::string& model
             fmt::format("{} need {} cores; whether this stack can shard {} was never probed.", size,
                         degree, type)};
   } else if (support->tp_plan) {
-    plan = {true, degree, "tp", "",
+    plan = {true, degree, Parallelism::kTensor, "",
             fmt::format("{} need {} cores, tensor parallel (transformers {} has a TP plan for "
                         "{}; head counts not checked).",
                         size, degree, support->library_version, type)};

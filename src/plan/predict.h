@@ -20,6 +20,7 @@
 #include <string>
 
 #include "backend/profile.h"
+#include "core/parallelism.h"
 #include "stack/parallel_support.h"
 
 namespace canrun::plan {
@@ -27,7 +28,7 @@ namespace canrun::plan {
 struct PredictedPlan {
   bool placed = false;
   int cores = 0;                           //!< 0 when not placed
-  std::optional<std::string> parallelism;  //!< "none", "tp", "ep"; nullopt: open
+  std::optional<Parallelism> parallelism;  //!< nullopt: open
   std::string exclusion;                   //!< "too_large" or "no_parallel_plan"
   std::string why;                         //!< one sentence for people
 };

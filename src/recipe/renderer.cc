@@ -87,14 +87,11 @@ Result<std::string> expand_includes(std::string_view text, const RecipeRequest& 
 Status check_sharding(const RecipeRequest& request, const backend::BackendProfile& profile) {
   if (request.cores < 1 || request.cores > 4096)
     return invalid_argument(fmt::format("cores {} is out of range 1..4096", request.cores));
-  if (request.parallelism != "none" && request.parallelism != "tp" && request.parallelism != "ep")
-    return invalid_argument(fmt::format("parallelism {} is not none, tp or ep",
-                                        quote_for_message(request.parallelism)));
-  if ((request.cores == 1) != (request.parallelism == "none")) {
+  if ((request.cores == 1) != (request.parallelism == Parallelism::kNone)) {
     return invalid_argument(
         fmt::format("{} core(s) with parallelism {}: one core takes none, "
                     "several take tp or ep",
-                    request.cores, request.parallelism));
+                    request.cores, to_string(request.parallelism)));
   }
   if (request.cores > 1 && (profile.distributed_backend.empty() || profile.pinning_env.empty())) {
     return invalid_argument(
@@ -158,8 +155,9 @@ Result<std::string> render_recipe(const RecipeRequest& request,
   CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
   values["CORES"] = std::to_string(request.cores);
   values["PARALLELISM"] = "None";
-  if (request.parallelism != "none") {
-    CANRUN_ASSIGN_OR_RETURN(values["PARALLELISM"], literal("parallelism", request.parallelism));
+  if (request.parallelism != Parallelism::kNone) {
+    CANRUN_ASSIGN_OR_RETURN(values["PARALLELISM"],
+                            literal("parallelism", to_string(request.parallelism)));
   }
   CANRUN_ASSIGN_OR_RETURN(values["DISTRIBUTED_BACKEND"],
                           literal("distributed_backend", profile.distributed_backend));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/profile.h"
+#include "core/parallelism.h"
 #include "core/result.h"
 
 namespace canrun::recipe {
@@ -31,7 +32,7 @@ struct RecipeRequest {
   std::string prompt;  //!< empty: default_prompt(task)
   int new_tokens = kDefaultNewTokens;
   int cores = 1;                     //!< ranks the script starts (the plan's degree)
-  std::string parallelism = "none";  //!< "none", "tp" or "ep" (plan::to_string)
+  Parallelism parallelism = Parallelism::kNone;
 };
 
 //! The tasks with a recipe: the registered tasks (task::task_names()).

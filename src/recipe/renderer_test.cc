@@ -113,7 +113,7 @@ TEST(RendererTest, ShardedPlanNeedsAParallelismAndAPinningRule) {
   profile.pinning_env = "OMP_NUM_THREADS";
   profile.pinning_syntax = "count";
   request.cores = 2;
-  request.parallelism = "tp";
+  request.parallelism = Parallelism::kTensor;
   auto script = render_recipe(request, profile);
   ASSERT_TRUE(script.ok()) << script.error().message();
   EXPECT_THAT(*script, HasSubstr("CORES = 2\n"));
@@ -121,14 +121,11 @@ TEST(RendererTest, ShardedPlanNeedsAParallelismAndAPinningRule) {
   EXPECT_THAT(*script, HasSubstr("DISTRIBUTED_BACKEND = \"gloo\""));
   EXPECT_THAT(*script, HasSubstr("PIN_ENV, PIN_SYNTAX = \"OMP_NUM_THREADS\", \"count\""));
 
-  request.parallelism = "none";
+  request.parallelism = Parallelism::kNone;
   EXPECT_THAT(render_recipe(request, profile).error().message(),
               HasSubstr("2 core(s) with parallelism none"));
-  request.parallelism = "pp";
-  EXPECT_THAT(render_recipe(request, profile).error().message(),
-              HasSubstr("parallelism \"pp\" is not none, tp or ep"));
   request.cores = 1;
-  request.parallelism = "ep";
+  request.parallelism = Parallelism::kExpert;
   EXPECT_THAT(render_recipe(request, profile).error().message(),
               HasSubstr("1 core(s) with parallelism ep"));
   request.cores = 4;
@@ -166,7 +163,7 @@ TEST(RendererTest, ShardedScriptStartsItsRanks) {
   RecipeRequest request;
   request.model = request.model_id = "org/model";
   request.cores = 2;
-  request.parallelism = "tp";
+  request.parallelism = Parallelism::kTensor;
   const std::string script = *render_recipe(request, sharding_profile());
   EXPECT_THAT(script, HasSubstr("start_ranks()"));
   EXPECT_THAT(script, HasSubstr("def rank_pinning(rank):"));
@@ -184,7 +181,7 @@ TEST(RendererTest, EveryTaskRendersValidPythonOnOneCoreAndSharded) {
       request.model = request.model_id = "org/model";
       request.task = task;
       request.cores = cores;
-      request.parallelism = cores == 1 ? "none" : "tp";
+      request.parallelism = cores == 1 ? Parallelism::kNone : Parallelism::kTensor;
       auto script = render_recipe(request, sharding_profile());
       ASSERT_TRUE(script.ok()) << script.error().message();
       EXPECT_THAT(*script, HasSubstr("PROMPT = " + *python_string(default_prompt(task))));

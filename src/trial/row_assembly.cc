@@ -72,7 +72,7 @@ dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& st
   dataset::VerdictRow row = identity_row(trial.checkpoint.model_id, trial.checkpoint.commit,
                                          trial.request.task, trial.profile, stack);
   row.cores = trial.plan.cores;
-  row.parallelism = trial.plan.parallelism;
+  row.parallelism = std::string(to_string(trial.plan.parallelism));
   if (trial.plan.stack_plan) {
     row.weights_bytes = static_cast<std::int64_t>(trial.plan.stack_plan->shards.weights_bytes);
   }

@@ -103,7 +103,7 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::Backen
   const plan::PlannedShards& shards = stack_plan.shards;
   if (shards.placed) {
     out.cores = shards.cores;
-    out.parallelism = std::string(plan::to_string(shards.parallelism));
+    out.parallelism = shards.parallelism;
   } else {
     out.exclusion = shards.exclusion;
     out.why = shards.why;
@@ -200,7 +200,7 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   reference_profile.dtype = trial.profile.dtype;
   recipe::RecipeRequest reference_request = trial.recipe;
   reference_request.cores = 1;  // the reference runs on one core, unsharded
-  reference_request.parallelism = "none";
+  reference_request.parallelism = Parallelism::kNone;
   CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
                           recipe::render_recipe(reference_request, reference_profile));
   if (comparison_of(trial) == task::Comparison::kTokens) {

@@ -57,7 +57,7 @@ namespace canrun::trial {
 //! --cores/--parallelism: the placement typed by hand, instead of planning.
 struct PlanOverride {
   int cores = 1;
-  std::string parallelism = "none";  //!< "none", "tp" or "ep"
+  Parallelism parallelism = Parallelism::kNone;
 };
 
 //! What to try, as canrun test, plan and render take it.
@@ -92,7 +92,7 @@ struct Placement {
 struct TrialPlan {
   std::optional<plan::StackPlan> stack_plan;  //!< none: overridden, or weights not known
   int cores = 1;
-  std::string parallelism = "none";
+  Parallelism parallelism = Parallelism::kNone;
   std::optional<std::string> exclusion;  //!< no_safetensors, too_large, no_parallel_plan
   std::string why;                       //!< of the exclusion
 };
