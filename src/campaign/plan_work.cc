@@ -202,6 +202,8 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
     } else {
       item.cores = plan.cores;
       item.parallelism = plan.parallelism;
+      item.checkpoint = trial::keep(checkpoint);
+      item.stack_plan = std::move(plan.stack_plan);
     }
   }
   return work;

@@ -22,13 +22,20 @@ Result<Staged> reference_stage(const WorkItem& item, const trial::TrialRequest& 
   planned.model = item.model_id;
   planned.revision = item.revision.empty() ? "main" : item.revision;
   planned.task = item.task;
-  CANRUN_ASSIGN_OR_RETURN(trial::Checkpoint checkpoint,
-                          trial::resolve_checkpoint({planned.model, planned.revision, {}}));
   trial::TrialPlan plan;
   plan.cores = item.cores;
   plan.parallelism = item.parallelism;
-  plan.stack_plan.emplace();
-  plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  plan.stack_plan = item.stack_plan;
+  if (!plan.stack_plan) {  // a work list written before items kept their plan
+    plan.stack_plan.emplace();
+    plan.stack_plan->shards.weights_bytes = item.weights_bytes;
+  }
+  // As planning resolved it; a work list written before items kept it is resolved again.
+  CANRUN_ASSIGN_OR_RETURN(trial::Checkpoint checkpoint,
+                          item.checkpoint ? Result<trial::Checkpoint>(
+                                                trial::located(*item.checkpoint))
+                                          : trial::resolve_checkpoint(
+                                                {planned.model, planned.revision, {}}));
   Staged staged;
   CANRUN_ASSIGN_OR_RETURN(staged.trial,
                           trial::prepare_planned(planned, profile, std::move(checkpoint),

@@ -9,7 +9,7 @@
 namespace canrun::campaign {
 
 nlohmann::json work_item_to_json(const WorkItem& item) {
-  return {{"model_id", item.model_id},
+  nlohmann::json json = {{"model_id", item.model_id},
           {"task", item.task},
           {"revision", item.revision},
           {"source", item.source},
@@ -20,6 +20,9 @@ nlohmann::json work_item_to_json(const WorkItem& item) {
           {"parallelism", to_string(item.parallelism)},
           {"weights_bytes", item.weights_bytes},
           {"expected_s", item.expected_s}};
+  if (item.checkpoint) json["checkpoint"] = trial::kept_checkpoint_to_json(*item.checkpoint);
+  if (item.stack_plan) json["stack_plan"] = plan::stack_plan_to_json(*item.stack_plan);
+  return json;
 }
 
 Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
@@ -50,6 +53,13 @@ Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
   CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "weights_bytes", weights));
   item.weights_bytes = static_cast<std::uint64_t>(weights.value_or(0));
   CANRUN_RETURN_IF_ERROR(read_json_number(json, kWhere, "expected_s", item.expected_s));
+  const std::string where = fmt::format("work item {}", item.key());
+  if (const auto kept = json.find("checkpoint"); kept != json.end() && !kept->is_null()) {
+    CANRUN_ASSIGN_OR_RETURN(item.checkpoint, trial::kept_checkpoint_from_json(*kept, where));
+  }
+  if (const auto plan = json.find("stack_plan"); plan != json.end() && !plan->is_null()) {
+    CANRUN_ASSIGN_OR_RETURN(item.stack_plan, plan::stack_plan_from_json(*plan, where));
+  }
   return item;
 }
 

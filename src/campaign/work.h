@@ -1,7 +1,8 @@
 // The planned work of a campaign: one item per (task, model), each either excluded with its
 // reason or placed on a number of cores, in the order the schedule considers them. A campaign
 // folder keeps the list (campaign_dir.h), so a resumed or distributed campaign runs what was
-// planned, not a new selection.
+// planned, not a new selection: an item to run keeps the checkpoint planning resolved and the
+// plan the planner made, so its runs resolve nothing again, on this machine or a fleet node.
 //
 // Thread safety: plain values.
 #pragma once
@@ -13,6 +14,8 @@
 
 #include "core/parallelism.h"
 #include "core/result.h"
+#include "plan/stack_plan.h"
+#include "trial/checkpoint.h"
 
 namespace canrun::campaign {
 
@@ -27,6 +30,11 @@ struct WorkItem {
   Parallelism parallelism = Parallelism::kNone;
   std::uint64_t weights_bytes = 0;
   double expected_s = 0;  //!< the schedule's estimate
+  //! Set for an item to run: the checkpoint as planning resolved it and the planner's plan.
+  //! Unset in work lists written before canrun kept them: its runs resolve the checkpoint
+  //! again, as those versions did.
+  std::optional<trial::KeptCheckpoint> checkpoint;
+  std::optional<plan::StackPlan> stack_plan;
 
   //! "<task>/<model id>": unique in a campaign.
   std::string key() const { return task + "/" + model_id; }

@@ -26,6 +26,7 @@ Status read_present(const json& object, std::string_view where, std::string_view
 }
 
 bool is_string(const json& value) { return value.is_string(); }
+bool is_boolean(const json& value) { return value.is_boolean(); }
 
 }  // namespace
 
@@ -43,6 +44,11 @@ Status read_json_string(const json& object, std::string_view where, std::string_
 Status read_json_string(const json& object, std::string_view where, std::string_view field,
                         std::optional<std::string>& out) {
   return read_present<std::string>(object, where, field, "a string", is_string, out);
+}
+
+Status read_json_bool(const json& object, std::string_view where, std::string_view field,
+                      bool& out) {
+  return read_present<bool>(object, where, field, "true or false", is_boolean, out);
 }
 
 Status read_json_string_list(const json& object, std::string_view where, std::string_view field,

@@ -30,6 +30,9 @@ Error json_field_type_error(std::string_view where, std::string_view field,
                                       std::string_view field, std::string& out);
 [[nodiscard]] Status read_json_string(const nlohmann::json& object, std::string_view where,
                                       std::string_view field, std::optional<std::string>& out);
+//! A boolean field ("true or false").
+[[nodiscard]] Status read_json_bool(const nlohmann::json& object, std::string_view where,
+                                    std::string_view field, bool& out);
 //! A list of strings; replaces `out` whole.
 [[nodiscard]] Status read_json_string_list(const nlohmann::json& object, std::string_view where,
                                            std::string_view field, std::vector<std::string>& out);

@@ -34,6 +34,11 @@ TEST(JsonFieldsTest, OptionalFieldsReadTheirTypeAndLeaveAbsentOnesAlone) {
   EXPECT_EQ(score, 1.5);
   ASSERT_TRUE(read_json_number(kObject, "config", "heads", score).ok());
   EXPECT_EQ(score, 32.0);
+  bool flag = true;
+  ASSERT_TRUE(read_json_bool(nlohmann::json{{"flag", false}}, "config", "flag", flag).ok());
+  EXPECT_FALSE(flag);
+  ASSERT_TRUE(read_json_bool(kObject, "config", "absent", flag).ok());
+  EXPECT_FALSE(flag);
 }
 
 TEST(JsonFieldsTest, WrongTypesNameWhereTheFieldWhatItHeldAndWhatBelongs) {
@@ -59,6 +64,9 @@ TEST(JsonFieldsTest, WrongTypesNameWhereTheFieldWhatItHeldAndWhatBelongs) {
   double number_out = 0;
   EXPECT_THAT(read_json_number(kObject, "c", "number_text", number_out).error().message(),
               HasSubstr("field \"number_text\" holds string where a number belongs"));
+  bool flag = false;
+  EXPECT_THAT(read_json_bool(kObject, "c", "name", flag).error().message(),
+              HasSubstr("field \"name\" holds string where true or false belongs"));
 }
 
 TEST(JsonFieldsTest, RequiredStringsMustBeThere) {

@@ -36,6 +36,8 @@ struct PlanFacts {
   std::optional<std::int64_t> num_key_value_heads;  //!< absent: equal to the attention heads
   std::optional<std::int64_t> num_experts;          //!< absent or 0: dense
   std::string model_type;
+
+  friend bool operator==(const PlanFacts&, const PlanFacts&) = default;
 };
 
 using stack::ParallelSupport;
@@ -55,6 +57,8 @@ struct PlannedShards {
   std::uint64_t per_core_bytes = 0;  //!< weights each core holds under the plan (or at d = 1)
   std::uint64_t budget_bytes = 0;    //!< memory per core minus the reserve
   std::string why;                   //!< one sentence for people
+
+  friend bool operator==(const PlannedShards&, const PlannedShards&) = default;
 };
 
 PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,

@@ -24,6 +24,8 @@ struct ParallelSupport {
   bool tp_plan = false;
   bool ep_plan = false;
   std::string library_version;  //!< for the explanation, e.g. "5.18.0"
+
+  friend bool operator==(const ParallelSupport&, const ParallelSupport&) = default;
 };
 
 //! `library_version` is the stack's transformers version (from the stack probe), used as the

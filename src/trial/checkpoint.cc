@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
+#include "core/json_fields.h"
 #include "core/text.h"
 #include "hub/checkpoint_files.h"
 #include "hub/facts_reader.h"
@@ -32,15 +35,23 @@ bool has_model_config(const fs::path& folder) {
          fs::is_regular_file(folder / hub::kPipelineIndexFile);
 }
 
-//! The snapshot of `commit` when it holds config.json and every weights file the facts name.
+//! The weights files the facts' tensors lie in: sorted, each once.
+std::vector<std::string> weights_files_of(const hub::ModelFacts& facts) {
+  std::set<std::string> files;
+  for (const auto& tensor : facts.tensors) files.insert(tensor.file);
+  return {files.begin(), files.end()};
+}
+
+//! The snapshot of `commit` when it holds config.json and every weights file.
 std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const ModelId& id,
-                                          const std::string& commit, const hub::ModelFacts& facts) {
+                                          const std::string& commit,
+                                          const std::vector<std::string>& weights_files) {
   auto revision = Revision::parse(commit);
   if (!revision.ok()) return std::nullopt;
   const auto snapshot = cache.snapshot_dir(id, *revision);
   if (!snapshot || !has_model_config(*snapshot)) return std::nullopt;
-  for (const auto& tensor : facts.tensors) {
-    if (!fs::exists(*snapshot / tensor.file)) return std::nullopt;
+  for (const std::string& file : weights_files) {
+    if (!fs::exists(*snapshot / file)) return std::nullopt;
   }
   return snapshot;
 }
@@ -81,7 +92,7 @@ Result<Checkpoint> resolve_hub_id(const CheckpointQuery& query, const Revision& 
   if (commit) {
     checkpoint.commit = commit;
     checkpoint.revision = *commit;
-    checkpoint.folder = complete_snapshot(cache, id, *commit, checkpoint.facts);
+    checkpoint.folder = complete_snapshot(cache, id, *commit, weights_files_of(checkpoint.facts));
     if (checkpoint.folder) checkpoint.source = CheckpointSource::kHfCache;
   }
   return checkpoint;
@@ -98,6 +109,63 @@ Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query) {
   CANRUN_ASSIGN_OR_RETURN(Revision revision, Revision::parse(query.revision));
   if (is_folder(query.model)) return resolve_folder(query);
   return resolve_hub_id(query, revision);
+}
+
+KeptCheckpoint keep(const Checkpoint& checkpoint) {
+  return {checkpoint.model_id,
+          checkpoint.load_from,
+          checkpoint.revision,
+          checkpoint.commit,
+          checkpoint.source == CheckpointSource::kFolder,
+          weights_files_of(checkpoint.facts)};
+}
+
+Checkpoint located(const KeptCheckpoint& kept) {
+  Checkpoint checkpoint;
+  checkpoint.model_id = kept.model_id;
+  checkpoint.load_from = kept.load_from;
+  checkpoint.revision = kept.revision;
+  checkpoint.commit = kept.commit;
+  if (kept.folder) {
+    checkpoint.source = CheckpointSource::kFolder;
+    checkpoint.folder = fs::path(kept.load_from);
+    return checkpoint;
+  }
+  checkpoint.source = CheckpointSource::kHub;
+  auto id = ModelId::parse(kept.model_id);
+  if (id.ok() && kept.commit) {
+    checkpoint.folder = complete_snapshot(hub::HfCache::from_environment(), *id, *kept.commit,
+                                          kept.weights_files);
+    if (checkpoint.folder) checkpoint.source = CheckpointSource::kHfCache;
+  }
+  return checkpoint;
+}
+
+nlohmann::json kept_checkpoint_to_json(const KeptCheckpoint& kept) {
+  return {{"model_id", kept.model_id},
+          {"load_from", kept.load_from},
+          {"revision", kept.revision},
+          {"commit", kept.commit ? nlohmann::json(*kept.commit) : nlohmann::json()},
+          {"folder", kept.folder},
+          {"weights_files", kept.weights_files}};
+}
+
+Result<KeptCheckpoint> kept_checkpoint_from_json(const nlohmann::json& json,
+                                                 std::string_view where) {
+  if (!json.is_object()) return corrupt(fmt::format("{}: the checkpoint must be an object", where));
+  KeptCheckpoint kept;
+  CANRUN_ASSIGN_OR_RETURN(kept.model_id, required_json_string(json, where, "model_id"));
+  CANRUN_ASSIGN_OR_RETURN(kept.load_from, required_json_string(json, where, "load_from"));
+  CANRUN_ASSIGN_OR_RETURN(kept.revision, required_json_string(json, where, "revision"));
+  CANRUN_RETURN_IF_ERROR(read_json_string(json, where, "commit", kept.commit));
+  CANRUN_RETURN_IF_ERROR(read_json_bool(json, where, "folder", kept.folder));
+  CANRUN_RETURN_IF_ERROR(read_json_string_list(json, where, "weights_files", kept.weights_files));
+  if (!kept.folder) {
+    if (auto id = ModelId::parse(kept.model_id); !id.ok()) {
+      return corrupt(fmt::format("{}: {}", where, id.error().message()));
+    }
+  }
+  return kept;
 }
 
 Status require_local_files(const Checkpoint& checkpoint) {

@@ -17,8 +17,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/model_id.h"
 #include "core/result.h"
@@ -51,6 +53,35 @@ struct CheckpointQuery {
 };
 
 Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query);
+
+//! A resolved checkpoint as a campaign keeps it for its runs (work.json), here or on another
+//! node: what loads it, at which commit, where it came from and which weights files it has;
+//! not its facts (planning read them) nor where its files lie (each machine looks in its own
+//! HF cache: located()).
+struct KeptCheckpoint {
+  std::string model_id;
+  std::string load_from;
+  std::string revision;
+  std::optional<std::string> commit;
+  bool folder = false;                     //!< a local folder (load_from), not a Hub id
+  std::vector<std::string> weights_files;  //!< relative to the repo, sorted, each once
+
+  friend bool operator==(const KeptCheckpoint&, const KeptCheckpoint&) = default;
+};
+
+//! What of `checkpoint` a campaign keeps; it must have resolved with weights (not
+//! no_safetensors).
+KeptCheckpoint keep(const Checkpoint& checkpoint);
+
+//! The kept checkpoint back, without asking the Hub: a folder as it is; a Hub id with its files
+//! looked for in this machine's HF cache (the snapshot of its commit holding config.json and
+//! every weights file), else only on the Hub (require_local_files says so). Its facts are empty.
+Checkpoint located(const KeptCheckpoint& kept);
+
+nlohmann::json kept_checkpoint_to_json(const KeptCheckpoint& kept);
+//! kCorrupt naming `where` and the field for anything kept_checkpoint_to_json does not write.
+Result<KeptCheckpoint> kept_checkpoint_from_json(const nlohmann::json& json,
+                                                 std::string_view where);
 
 //! Whether MODEL names a local folder (it holds a '/' and is a directory).
 bool is_folder(std::string_view model);

@@ -175,6 +175,33 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
     assert not (tmp_path / "dataset").exists()
 
 
+def test_a_campaign_folder_written_before_items_kept_their_plan_resumes(items, stem, tmp_path):
+    """The demo's campaign folder with its work list as canrun wrote it before items kept their
+    checkpoint and plan, one verdict not yet recorded: --resume runs that one item (resolving
+    its checkpoint again, as that canrun did) and records the verdict the campaign gave it."""
+    copy = tmp_path / "dataset"
+    shutil.copytree(DATASET, copy)
+    folder = shutil.copytree(CAMPAIGN, tmp_path / "campaign")
+    work = json.loads((folder / "work.json").read_text())
+    index, item = next((i, it) for i, it in enumerate(work["items"]) if it["model_id"] == "canrun-fixtures/tiny-llama")
+    assert {"checkpoint", "stack_plan"} <= set(item), "a campaign of this canrun keeps them"
+    for each in work["items"]:
+        each.pop("checkpoint", None)
+        each.pop("stack_plan", None)
+    (folder / "work.json").write_text(json.dumps(work))
+    (folder / "slices" / "0" / "results" / f"{index}.json").unlink()
+    result = canrun(*campaign_command("--out", copy, "--campaign-dir", folder, "--resume"))
+    assert result.returncode == 0, result.stderr
+    started = [line for line in result.stderr.splitlines() if " start " in f" {line} "]
+    assert len(started) == 1 and "tiny-llama" in started[0], started
+    table = pd.read_parquet(copy / "data" / f"{stem}.parquet").set_index("model_id")
+    assert table.result.to_dict() == {model: row.result for model, row in items.items()}
+    row = table.loc["canrun-fixtures/tiny-llama"]
+    before = items["canrun-fixtures/tiny-llama"]
+    assert (row.result, row.revision, row.cores, row.weights_bytes) == \
+        (before.result, before.revision, before.cores, before.weights_bytes)
+
+
 def test_retry_failed_runs_the_failures_again_and_marks_whether_they_held(items, tmp_path):
     """--retry failed on a copy of the demo's campaign: only the non-PASS verdicts run again,
     and each says in `flaky` whether it changed (a deterministic failure holds: false)."""

@@ -6,9 +6,11 @@ untouched, and every model gets its verdict."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +25,13 @@ SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().paren
 FIXTURES = SOURCE / ".cache" / "fixtures"
 FETCHED = ["canrun-fixtures/tiny-llama", "canrun-fixtures/tiny-qwen3", "canrun-fixtures/tiny-mistral"]
 USERS = "canrun-fixtures/tiny-gemma"  # in the user's cache before the campaign
+
+
+def model_info_asked(standin, repo_id):
+    """The model-info requests the stand-in answered for REPO_ID: what resolving a checkpoint
+    on the Hub asks first (fetching one at its commit lists the tree and asks no model info)."""
+    return [r for r in standin.requests if re.fullmatch(
+        rf"/api/models/{re.escape(repo_id)}(/revision/.+)?", urllib.parse.urlsplit(r.path).path)]
 
 
 def snapshot(repo_id):
@@ -63,6 +72,9 @@ def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
             result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
         assert result.returncode == 0, result.stderr[-4000:]
         out = json.loads(result.stdout)
+        # Each checkpoint was resolved once, by planning: its runs used what the plan kept.
+        assert {m: len(model_info_asked(standin, m)) for m in FETCHED + [USERS]} == \
+            {m: 1 for m in FETCHED + [USERS]}
     finally:
         standin.stop()
     assert {item["model_id"]: item["result"] for item in out["items"]} == {m: "PASS" for m in FETCHED + [USERS]}
@@ -79,3 +91,44 @@ def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
     table = pd.read_parquet(tmp_path / "dataset" / "data")
     assert sorted(table.model_id) == sorted(FETCHED + [USERS])
     assert set(table.revision) == {snapshot(m).name for m in FETCHED + [USERS]}
+
+
+def test_a_fleet_worker_resolves_nothing(canrun_bin, tmp_path):
+    """A fleet campaign planned against the Hub; its worker on a node with an empty HF cache
+    fetches the checkpoint at the planned commit and runs it, asking the Hub for no model info:
+    the checkpoint and plan come from the campaign folder."""
+    subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)], check=True)
+    models = FETCHED[:1]
+    standin = HubStandIn([], lifetime_s=600).start()
+    try:
+        for repo_id in models:
+            standin.add_repo(repo_id, {"pipeline_tag": "text-generation", "library_name": "transformers"},
+                             files_of(repo_id), sha=(snapshot(repo_id).name))
+        listed = tmp_path / "models.txt"
+        listed.write_text("\n".join(models) + "\n")
+
+        def node(name):  # a node's environment: an HF cache of its own (canrun's cache shared)
+            env = dict(os.environ, NO_COLOR="1", HF_ENDPOINT=standin.endpoint, HF_HOME=str(tmp_path / name / "hf"),
+                       HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(tmp_path / "canrun-cache"))
+            env.pop("HF_HUB_CACHE", None)
+            return env
+        campaign = tmp_path / "campaign"
+        planned = subprocess.run(
+            [str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation", "--models", str(listed),
+             "--exclusions", "/dev/null", "--tokens", "4", "--out", str(tmp_path / "dataset"), "--campaign-dir",
+             str(campaign), "--executor", "slurm", "--slices", "1", "--emit", str(tmp_path / "emit")],
+            capture_output=True, text=True, env=node("planner"), timeout=600)
+        assert planned.returncode == 0, planned.stderr[-4000:]
+        assert {m: len(model_info_asked(standin, m)) for m in models} == {m: 1 for m in models}
+        asked_before = len(standin.requests)
+        ran = subprocess.run([str(canrun_bin), "worker", "--campaign-dir", str(campaign), "--index", "0", "--json"],
+                             capture_output=True, text=True, env=node("worker"), timeout=900)
+        assert ran.returncode == 0, ran.stderr[-4000:]
+        during = standin.requests[asked_before:]
+    finally:
+        standin.stop()
+    out = json.loads(ran.stdout)
+    assert {item["model_id"]: item["result"] for item in out["items"]} == {m: "PASS" for m in models}
+    assert any("/tree/" in r.path for r in during), "the worker fetched the checkpoints"
+    assert [r.path for r in during if re.fullmatch(r"/api/models/[^/]+/[^/]+(/revision/.+)?",
+                                                   urllib.parse.urlsplit(r.path).path)] == []
