@@ -10,10 +10,9 @@
 namespace canrun::campaign {
 
 bool in_hf_cache(const WorkItem& item, const hub::HfCache& cache) {
-  auto id = ModelId::parse(item.model_id);
   auto revision = Revision::parse(item.revision.empty() ? "main" : item.revision);
-  if (!id.ok() || !revision.ok()) return false;
-  const auto snapshot = cache.snapshot_dir(*id, *revision);
+  if (!revision.ok()) return false;
+  const auto snapshot = cache.snapshot_dir(item.model_id, *revision);
   if (!snapshot) return false;
   hub::LocalCheckpointFiles files(*snapshot, snapshot->string());
   const std::vector<std::string> listed = files.list();
@@ -41,11 +40,10 @@ Result<std::unique_ptr<FetchAhead>> FetchAhead::open(const CampaignDir& dir, int
 }
 
 Status FetchAhead::enqueue(std::size_t index, const WorkItem& item) {
-  CANRUN_ASSIGN_OR_RETURN(ModelId model, ModelId::parse(item.model_id));
   CANRUN_ASSIGN_OR_RETURN(Revision revision,
                           Revision::parse(item.revision.empty() ? "main" : item.revision));
   waiting_.push_back(index);
-  handles_[index] = prefetcher_->enqueue(std::move(model), std::move(revision));
+  handles_[index] = prefetcher_->enqueue(item.model_id, std::move(revision));
   return ok_status();
 }
 

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 //! What an item is expected to take on its node (excluded ones: nothing to run).
 double item_seconds(const WorkItem& item, const std::string& backend) {
   if (item.excluded()) return 0;
-  return expected_seconds(TestSize{item.model_id, backend, item.weights_bytes, item.cores});
+  return expected_seconds(TestSize{item.model_id.str(), backend, item.weights_bytes, item.cores});
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ Job job_of(std::size_t index, const WorkItem& item, const backend::BackendProfil
   job.host_cpus = profile.pinning_syntax == "count" ? 0 : 2;
   job.host_memory_gib = 1.0 + 2.0 * static_cast<double>(item.weights_bytes) / (1ull << 30);
   job.expected_s = expected_seconds(
-      TestSize{item.model_id, profile.name, item.weights_bytes, item.cores}, &history);
+      TestSize{item.model_id.str(), profile.name, item.weights_bytes, item.cores}, &history);
   return job;
 }
 

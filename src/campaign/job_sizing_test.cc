@@ -21,9 +21,7 @@ backend::BackendProfile repository_profile(const std::string& name) {
 }
 
 WorkItem item_of(int cores, std::uint64_t weights_bytes) {
-  WorkItem item;
-  item.model_id = "org/model";
-  item.task = "text-generation";
+  WorkItem item(*ModelId::parse("org/model"), "text-generation");
   item.revision = "0123456789abcdef0123456789abcdef01234567";
   item.cores = cores;
   item.weights_bytes = weights_bytes;

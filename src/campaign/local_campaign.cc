@@ -95,6 +95,8 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
     return new_work(options, dir, slice, profile, stack, cores.capacity(), dataset, tracking);
   };
   CANRUN_ASSIGN_OR_RETURN(SliceWork work, given());
+  const VerdictRecorder recorder(dir, role, dataset);
+  if (!role.worker) CANRUN_RETURN_IF_ERROR(recorder.catch_up_dataset(work.recorded));
   SliceDecision decision = decide_what_runs(work, options.retry);
   CampaignOutcome outcome;
   outcome.items = std::move(work.items);
@@ -105,7 +107,6 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   observer.planned(outcome.items, decision.to_run.size() + decision.to_exclude.size());
 
   // Excluded items get their row at once.
-  const VerdictRecorder recorder(dir, role, dataset);
   for (std::size_t index : decision.to_exclude) {
     if (stop) break;
     dataset::VerdictRow row = excluded_row(outcome.items[index], profile, stack);
@@ -147,9 +148,6 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   const Status ran = run_staged_trials(run, scheduler, fetching.get(), jobs.to_fetch, outcome);
   if (fetching) outcome.peak_fetched_bytes = fetching->peak_bytes();
   CANRUN_RETURN_IF_ERROR(ran);
-  if (!outcome.interrupted && !role.worker) {
-    CANRUN_RETURN_IF_ERROR(recorder.catch_up_dataset(outcome.results));
-  }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return outcome;
 }

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Candidate {
-  std::string model_id;
+  ModelId model_id;
   std::string task;
   std::string source;
 };
@@ -45,11 +45,12 @@ Result<std::vector<Candidate>> listed_models(const fs::path& file,
       return invalid_argument(fmt::format("{}:{}: expected \"MODEL [TASK]\", got {}", file.string(),
                                           number, quote_for_message(line)));
     }
-    if (auto id = ModelId::parse(model); !id.ok()) {
+    auto id = ModelId::parse(model);
+    if (!id.ok()) {
       return invalid_argument(
           fmt::format("{}:{}: {}", file.string(), number, id.error().message()));
     }
-    out.push_back({model, task.empty() ? tasks.front() : task, "listed"});
+    out.push_back({std::move(*id), task.empty() ? tasks.front() : task, "listed"});
   }
   return out;
 }
@@ -88,7 +89,8 @@ Result<std::vector<Candidate>> select_models(const Selection& selection) {
     for (const hub::Candidate& candidate : hub::list_candidates(inputs)) {
       const std::string source =
           candidate.selected ? "selected" : fmt::format("ranked #{}", candidate.rank.value_or(0));
-      out.push_back({candidate.id, task, source});
+      CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(candidate.id));
+      out.push_back({std::move(id), task, source});
     }
   }
   return out;
@@ -150,19 +152,16 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
   // Resolved first, planned after: the stack is asked about every model type at once.
   std::vector<std::pair<std::size_t, trial::Checkpoint>> to_plan;
   for (const Candidate& candidate : candidates) {
-    WorkItem item;
-    item.model_id = candidate.model_id;
-    item.task = candidate.task;
+    WorkItem item(candidate.model_id, candidate.task);
     item.source = candidate.source;
     if (!seen.insert(item.key()).second) continue;
-    CANRUN_ASSIGN_OR_RETURN(const ModelId id, ModelId::parse(candidate.model_id));
-    if (const auto rule = exclusions.match(id)) {
+    if (const auto rule = exclusions.match(candidate.model_id)) {
       item.exclusion_reason = rule->reason;
       item.why = rule->why;
       work.items.push_back(std::move(item));
       continue;
     }
-    auto checkpoint = trial::resolve_checkpoint({candidate.model_id, "main", std::nullopt});
+    auto checkpoint = trial::resolve_checkpoint({candidate.model_id.str(), "main", std::nullopt});
     if (!checkpoint.ok() && checkpoint.error().has_reason(reason::kGated)) {
       item.exclusion_reason = "gated";
       item.why = fmt::format("Gated on the Hub and the token in use has no access: {}",
@@ -171,7 +170,7 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
       continue;
     }
     if (!checkpoint.ok()) {
-      work.unresolved.push_back(fmt::format("{} ({}): {}", candidate.model_id, candidate.task,
+      work.unresolved.push_back(fmt::format("{} ({}): {}", candidate.model_id.str(), candidate.task,
                                             checkpoint.error().message()));
       continue;
     }

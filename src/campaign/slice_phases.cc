@@ -97,7 +97,7 @@ std::map<std::size_t, dataset::VerdictRow> standing_rows(
   for (std::size_t index = 0; index < items.size(); ++index) {
     const WorkItem& item = items[index];
     for (const dataset::VerdictRow& row : rows) {
-      if (row.model_id != item.model_id || row.task != item.task) continue;
+      if (row.model_id != item.model_id.str() || row.task != item.task) continue;
       const bool same_run =
           !item.excluded() && !item.revision.empty() && row.revision.value_or("") == item.revision;
       const bool same_exclusion = item.excluded() && row.result == VerdictResult::kExcluded &&
@@ -134,7 +134,7 @@ SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry) {
 
 dataset::VerdictRow excluded_row(const WorkItem& item, const backend::BackendProfile& profile,
                                  const stack::Stack& stack) {
-  trial::ExcludedModel model{item.model_id, std::nullopt,
+  trial::ExcludedModel model{item.model_id.str(), std::nullopt,
                              item.task,     item.exclusion_reason.value_or(""),
                              item.why,      std::nullopt};
   if (!item.revision.empty()) model.commit = item.revision;
@@ -146,9 +146,11 @@ Status VerdictRecorder::record(std::size_t index, const dataset::VerdictRow& row
                                const RunTraces& traces) const {
   CANRUN_RETURN_IF_ERROR(dir_.write_result(role_.slice, index, row, traces.log, traces.images));
   if (!role_.worker) {
-    CANRUN_RETURN_IF_ERROR(dataset_.upsert({row}));
+    // The log and images first: a row in the dataset has what goes beside it (catch_up_dataset
+    // looks at rows only).
     CANRUN_RETURN_IF_ERROR(dataset_.record_log(row, traces.log));
     CANRUN_RETURN_IF_ERROR(dataset_.record_images(row, traces.images));
+    CANRUN_RETURN_IF_ERROR(dataset_.upsert({row}));
   }
   nlohmann::json done = {
       {"event", "done"}, {"item", index}, {"result", std::string(to_string(row.result))}};
@@ -161,19 +163,38 @@ Status VerdictRecorder::record(std::size_t index, const dataset::VerdictRow& row
 
 Status VerdictRecorder::catch_up_dataset(
     const std::map<std::size_t, dataset::VerdictRow>& results) const {
-  std::vector<dataset::VerdictRow> rows;
-  for (const auto& [index, row] : results) rows.push_back(row);
-  CANRUN_RETURN_IF_ERROR(dataset_.upsert(std::move(rows)));
-  // Likewise the logs (a verdict that stood from an earlier campaign keeps the log it has).
+  // The rows each stack's file holds now, read once per stack.
+  std::map<dataset::StackKey, std::vector<dataset::VerdictRow>> stored;
+  std::map<std::size_t, const dataset::VerdictRow*> behind;
   for (const auto& [index, row] : results) {
-    if (const std::string log = dir_.read_log(role_.slice, index); !log.empty()) {
-      CANRUN_RETURN_IF_ERROR(dataset_.record_log(row, log));
+    CANRUN_ASSIGN_OR_RETURN(dataset::StackKey key, dataset::stack_key_of(row));
+    auto [rows, first] = stored.try_emplace(std::move(key));
+    if (first) {
+      auto read = dataset_.read_stack(rows->first);
+      if (read.ok()) {
+        rows->second = std::move(*read);
+      } else if (read.error().code() != ErrorCode::kNotFound) {
+        return read.error();
+      }
     }
-    if (const auto images = dir_.read_images(role_.slice, index); !images.empty()) {
-      CANRUN_RETURN_IF_ERROR(dataset_.record_images(row, images));
+    if (std::find(rows->second.begin(), rows->second.end(), row) == rows->second.end()) {
+      behind.emplace(index, &row);
     }
   }
-  return ok_status();
+  if (behind.empty()) return ok_status();
+  std::vector<dataset::VerdictRow> rows;
+  for (const auto& [index, row] : behind) {
+    // As record() does: what goes beside a row before the row (a verdict that stood from an
+    // earlier campaign keeps the log it has).
+    if (const std::string log = dir_.read_log(role_.slice, index); !log.empty()) {
+      CANRUN_RETURN_IF_ERROR(dataset_.record_log(*row, log));
+    }
+    if (const auto images = dir_.read_images(role_.slice, index); !images.empty()) {
+      CANRUN_RETURN_IF_ERROR(dataset_.record_images(*row, images));
+    }
+    rows.push_back(*row);
+  }
+  return dataset_.upsert(std::move(rows));
 }
 
 Result<Scheduler> slice_scheduler(CoreAllocator cores, HostResources host) {

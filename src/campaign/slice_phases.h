@@ -121,9 +121,11 @@ class VerdictRecorder {
   Status record(std::size_t index, const dataset::VerdictRow& row,
                 const RunTraces& traces = {}) const;
 
-  //! After a local slice ran to its end: the dataset given every verdict of `results` again,
-  //! with the logs and images kept in the folder. A canrun killed between a result file and
-  //! the dataset write left the dataset behind the folder: the folder's results are the truth.
+  //! Before a resumed local slice runs: the verdicts of `results` (the folder's) that the
+  //! dataset does not hold as they are, given to it in one write, with the logs and images
+  //! kept in the folder. A canrun killed between a result file and the dataset write left the
+  //! dataset behind the folder: the folder's results are the truth. Writes nothing when the
+  //! dataset holds them all (the normal path: record() wrote each verdict once).
   Status catch_up_dataset(const std::map<std::size_t, dataset::VerdictRow>& results) const;
 
  private:

@@ -47,9 +47,7 @@ stack::Stack test_stack(std::string library_version = "4.50.0") {
 }
 
 WorkItem planned(std::string model, std::uint64_t weights_bytes = 1 << 20) {
-  WorkItem item;
-  item.model_id = std::move(model);
-  item.task = "text-generation";
+  WorkItem item(*ModelId::parse(model), "text-generation");
   item.revision = kCommit;
   item.source = "listed";
   item.weights_bytes = weights_bytes;
@@ -66,7 +64,7 @@ WorkItem excluded(std::string model, std::string reason, std::string why) {
 
 dataset::VerdictRow row_of(const WorkItem& item, VerdictResult result, double runtime_s = 10) {
   dataset::VerdictRow row;
-  row.model_id = item.model_id;
+  row.model_id = item.model_id.str();
   row.task = item.task;
   if (!item.revision.empty()) row.revision = item.revision;
   row.backend = "cpu";
@@ -379,6 +377,32 @@ TEST_F(VerdictRecorderTest, CatchingUpGivesTheDatasetWhatTheFolderHolds) {
   EXPECT_EQ(dataset_rows().size(), 2u);
 }
 
+TEST_F(VerdictRecorderTest, VerdictsRecordedOnceAreNotWrittenAgainOnResume) {
+  const VerdictRecorder recorder(dir_, SliceRole{}, dataset_);
+  const dataset::VerdictRow failed = failed_verdict("org/broken");
+  const dataset::VerdictRow gated = excluded_verdict(excluded("org/gated", "gated", "gated"));
+  ASSERT_TRUE(recorder.record(0, failed, {"the failure's log\n", std::nullopt, {}}).ok());
+  ASSERT_TRUE(recorder.record(1, gated).ok());
+  // The folder's results read back, as a resumed campaign reads them.
+  auto results = dir_.read_results(0);
+  ASSERT_TRUE(results.ok());
+  ASSERT_EQ(results->size(), 2u);
+  // Every file of the dataset (its stack file, card, logs) and when it was last written.
+  const auto written = [&] {
+    std::map<fs::path, fs::file_time_type> times;
+    for (const auto& entry : fs::recursive_directory_iterator(dataset_.root())) {
+      if (entry.is_regular_file()) times[entry.path()] = fs::last_write_time(entry.path());
+    }
+    return times;
+  };
+  const auto before = written();
+  ASSERT_GE(before.size(), 2u);
+  ASSERT_TRUE(recorder.catch_up_dataset(*results).ok());
+  EXPECT_EQ(written(), before) << "the dataset held both verdicts: nothing to write";
+  EXPECT_EQ(dataset_rows().size(), 2u);
+  EXPECT_THAT(dataset_logs(), ElementsAre("the failure's log\n"));
+}
+
 // --- the scheduler and the first jobs ------------------------------------------------------------
 
 TEST(SliceSchedulerTest, WorkersBeyondTheHostsCpusShareThem) {
@@ -420,7 +444,7 @@ TEST(FirstJobsTest, CheckpointsHereStartAtOnceTheOthersAreFetchedLongestFirst) {
   all.push_back(unresolved);
   const FirstJobs jobs =
       first_jobs({0, 1, 2, 4, 5, 6}, all, repository_profile("cpu"), {},
-                 [](const WorkItem& item) { return item.model_id == "org/here"; });
+                 [](const WorkItem& item) { return item.model_id.str() == "org/here"; });
   std::vector<std::string> scheduled, to_fetch;
   for (const Job& job : jobs.scheduled) scheduled.push_back(job.id);
   for (const Job& job : jobs.to_fetch) to_fetch.push_back(job.id);

@@ -19,7 +19,7 @@ Result<Staged> reference_stage(const WorkItem& item, const trial::TrialRequest& 
                                const backend::BackendProfile& profile, const stack::Stack& stack,
                                process::ProcessLauncher& launcher) {
   trial::TrialRequest planned = request;
-  planned.model = item.model_id;
+  planned.model = item.model_id.str();
   planned.revision = item.revision.empty() ? "main" : item.revision;
   planned.task = item.task;
   trial::TrialPlan plan;
@@ -113,7 +113,7 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
         }
         fetching->done(index);
         outcome.problems.push_back(
-            fmt::format("{} ({}): {}", item.model_id, item.task, fetched.error().message()));
+            fmt::format("{} ({}): {}", item.model_id.str(), item.task, fetched.error().message()));
         run.observer.failed(item, fetched.error());
       }
       if (!failure.ok()) break;
@@ -183,7 +183,7 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
       if (fetching) fetching->done(one.index);
       if (!one.staged.ok()) {
         outcome.problems.push_back(
-            fmt::format("{} ({}): {}", item.model_id, item.task, one.staged.error().message()));
+            fmt::format("{} ({}): {}", item.model_id.str(), item.task, one.staged.error().message()));
         run.observer.failed(item, one.staged.error());
         continue;
       }

@@ -9,7 +9,7 @@
 namespace canrun::campaign {
 
 nlohmann::json work_item_to_json(const WorkItem& item) {
-  nlohmann::json json = {{"model_id", item.model_id},
+  nlohmann::json json = {{"model_id", item.model_id.str()},
           {"task", item.task},
           {"revision", item.revision},
           {"source", item.source},
@@ -28,12 +28,12 @@ nlohmann::json work_item_to_json(const WorkItem& item) {
 Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
   constexpr std::string_view kWhere = "work item";
   if (!json.is_object()) return corrupt("a work item must be a JSON object");
-  WorkItem item;
-  CANRUN_ASSIGN_OR_RETURN(item.model_id, required_json_string(json, kWhere, "model_id"));
-  CANRUN_ASSIGN_OR_RETURN(item.task, required_json_string(json, kWhere, "task"));
-  if (auto id = ModelId::parse(item.model_id); !id.ok()) {
-    return corrupt(fmt::format("work item: {}", id.error().message()));
-  }
+  CANRUN_ASSIGN_OR_RETURN(const std::string model_id,
+                          required_json_string(json, kWhere, "model_id"));
+  auto id = ModelId::parse(model_id);
+  if (!id.ok()) return corrupt(fmt::format("work item: {}", id.error().message()));
+  CANRUN_ASSIGN_OR_RETURN(std::string task, required_json_string(json, kWhere, "task"));
+  WorkItem item(std::move(*id), std::move(task));
   CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "revision", item.revision));
   CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "source", item.source));
   CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "exclusion_reason", item.exclusion_reason));

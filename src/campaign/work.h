@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "core/model_id.h"
 #include "core/parallelism.h"
 #include "core/result.h"
 #include "plan/stack_plan.h"
@@ -20,7 +21,10 @@
 namespace canrun::campaign {
 
 struct WorkItem {
-  std::string model_id;
+  WorkItem(ModelId model_id, std::string task)
+      : model_id(std::move(model_id)), task(std::move(task)) {}
+
+  ModelId model_id;
   std::string task;
   std::string revision;  //!< the commit planned (empty when not resolved: an excluded item)
   std::string source;    //!< why it is in the campaign: "selected", "ranked #3", "listed"
@@ -37,7 +41,7 @@ struct WorkItem {
   std::optional<plan::StackPlan> stack_plan;
 
   //! "<task>/<model id>": unique in a campaign.
-  std::string key() const { return task + "/" + model_id; }
+  std::string key() const { return task + "/" + model_id.str(); }
   bool excluded() const { return exclusion_reason.has_value(); }
 
   friend bool operator==(const WorkItem&, const WorkItem&) = default;

@@ -10,9 +10,7 @@ using ::testing::HasSubstr;
 
 //! An item planned to run: its checkpoint and the planner's plan kept.
 WorkItem planned_item() {
-  WorkItem item;
-  item.model_id = "org/model";
-  item.task = "text-generation";
+  WorkItem item(*ModelId::parse("org/model"), "text-generation");
   item.revision = std::string(40, 'a');
   item.source = "ranked #2";
   item.cores = 2;

@@ -14,20 +14,20 @@ std::string planned_message(std::size_t items, std::size_t to_run) {
 }
 
 std::string started_message(const campaign::WorkItem& item, const std::string& cores) {
-  return fmt::format("start   {} ({}) on cores {}", item.model_id, item.task, cores);
+  return fmt::format("start   {} ({}) on cores {}", item.model_id.str(), item.task, cores);
 }
 
 std::string verifying_message(const campaign::WorkItem& item) {
-  return fmt::format("verify  {} ({}) on the host: CPU reference, judge", item.model_id, item.task);
+  return fmt::format("verify  {} ({}) on the host: CPU reference, judge", item.model_id.str(), item.task);
 }
 
 std::string finished_message(const campaign::WorkItem& item, const dataset::VerdictRow& row) {
-  return fmt::format("done    {} ({}): {}{}", item.model_id, item.task, to_string(row.result),
+  return fmt::format("done    {} ({}): {}{}", item.model_id.str(), item.task, to_string(row.result),
                      row.runtime_s ? fmt::format(" in {:.1f} s", *row.runtime_s) : "");
 }
 
 std::string failed_message(const campaign::WorkItem& item, const Error& error) {
-  return fmt::format("{} ({}) could not run: {}", item.model_id, item.task, error.message());
+  return fmt::format("{} ({}) could not run: {}", item.model_id.str(), item.task, error.message());
 }
 
 void ProgressStatus::planned(std::size_t to_run, Clock::time_point now) {

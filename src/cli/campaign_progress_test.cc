@@ -11,10 +11,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 campaign::WorkItem item(std::string model_id) {
-  campaign::WorkItem work;
-  work.model_id = std::move(model_id);
-  work.task = "text-generation";
-  return work;
+  return campaign::WorkItem(*ModelId::parse(model_id), "text-generation");
 }
 
 TEST(CampaignProgressMessages, NameTheItemAndWhatHappened) {

@@ -47,7 +47,7 @@ int print_plan(const campaign::PlannedWork& work, bool json) {
   std::size_t number = 0;
   for (const auto& item : work.items) {
     table.add(
-        {std::to_string(++number), item.model_id, item.task, item.source, describe_item(item),
+        {std::to_string(++number), item.model_id.str(), item.task, item.source, describe_item(item),
          item.weights_bytes ? format_bytes(static_cast<std::int64_t>(item.weights_bytes)) : "-",
          item.excluded() ? item.why : ""});
   }
@@ -78,7 +78,7 @@ int print_outcome(const campaign::CampaignOutcome& outcome, const fs::path& camp
     for (const std::size_t index : outcome.indices) {
       const auto& item = outcome.items[index];
       const dataset::VerdictRow* row = verdict_of(outcome, index);
-      table.add({item.model_id, item.task, row ? std::string(to_string(row->result)) : "not run",
+      table.add({item.model_id.str(), item.task, row ? std::string(to_string(row->result)) : "not run",
                  row && row->cores ? std::to_string(*row->cores) : "-",
                  row && row->runtime_s ? fmt::format("{:.1f} s", *row->runtime_s) : "-",
                  row && row->exclusion_reason ? *row->exclusion_reason : ""});
