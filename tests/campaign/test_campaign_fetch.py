@@ -14,6 +14,7 @@ import urllib.parse
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_fetch import CacheSampler, cache_bytes  # noqa: E402
@@ -44,7 +45,14 @@ def files_of(repo_id):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
+@pytest.fixture(scope="module")
+def canrun_cache(tmp_path_factory):
+    """One canrun cache for the module's campaigns (stack answers, CPU references), as the
+    nodes of a fleet may share one."""
+    return tmp_path_factory.mktemp("canrun-cache")
+
+
+def test_campaign_fetches_within_the_disk_budget(canrun_bin, canrun_cache, tmp_path):
     subprocess.run([sys.executable, str(SOURCE / "tests/fixtures/build_models.py"), str(FIXTURES)], check=True)
     standin = HubStandIn([], lifetime_s=900).start()
     try:
@@ -63,7 +71,7 @@ def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
         models = tmp_path / "models.txt"
         models.write_text("\n".join(FETCHED + [USERS]) + "\n")
         env = dict(os.environ, NO_COLOR="1", HF_ENDPOINT=standin.endpoint, HF_HOME=str(home),
-                   HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(tmp_path / "canrun-cache"))
+                   HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(canrun_cache))
         env.pop("HF_HUB_CACHE", None)
         command = [str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation",
                    "--models", str(models), "--out", str(tmp_path / "dataset"), "--tokens", "4",
@@ -93,7 +101,7 @@ def test_campaign_fetches_within_the_disk_budget(canrun_bin, tmp_path):
     assert set(table.revision) == {snapshot(m).name for m in FETCHED + [USERS]}
 
 
-def test_a_fleet_worker_resolves_nothing(canrun_bin, tmp_path):
+def test_a_fleet_worker_resolves_nothing(canrun_bin, canrun_cache, tmp_path):
     """A fleet campaign planned against the Hub; its worker on a node with an empty HF cache
     fetches the checkpoint at the planned commit and runs it, asking the Hub for no model info:
     the checkpoint and plan come from the campaign folder."""
@@ -109,7 +117,7 @@ def test_a_fleet_worker_resolves_nothing(canrun_bin, tmp_path):
 
         def node(name):  # a node's environment: an HF cache of its own (canrun's cache shared)
             env = dict(os.environ, NO_COLOR="1", HF_ENDPOINT=standin.endpoint, HF_HOME=str(tmp_path / name / "hf"),
-                       HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(tmp_path / "canrun-cache"))
+                       HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(canrun_cache))
             env.pop("HF_HUB_CACHE", None)
             return env
         campaign = tmp_path / "campaign"
