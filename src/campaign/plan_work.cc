@@ -191,10 +191,10 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
   }
   stack::warm_parallel_support(python, library_version, model_types);
   for (const auto& [index, checkpoint] : to_plan) {
-    CANRUN_ASSIGN_OR_RETURN(
-        trial::TrialPlan plan,
-        trial::plan_trial(checkpoint, profile, python, library_version, trial.plan_override));
     WorkItem& item = work.items[index];
+    CANRUN_ASSIGN_OR_RETURN(trial::TrialPlan plan,
+                            trial::plan_trial(checkpoint, item.task, profile, python,
+                                              library_version, trial.plan_override));
     if (plan.exclusion) {
       item.exclusion_reason = plan.exclusion;
       item.why = plan.why;

