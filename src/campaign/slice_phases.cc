@@ -134,9 +134,9 @@ SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry) {
 
 dataset::VerdictRow excluded_row(const WorkItem& item, const backend::BackendProfile& profile,
                                  const stack::Stack& stack) {
-  trial::ExcludedModel model{item.model_id.str(), std::nullopt,
-                             item.task,     item.exclusion_reason.value_or(""),
-                             item.why,      std::nullopt};
+  trial::ExcludedModel model{
+      item.model_id.str(), std::nullopt, item.task, item.exclusion_reason.value_or(""), item.why,
+      std::nullopt};
   if (!item.revision.empty()) model.commit = item.revision;
   if (item.weights_bytes > 0) model.weights_bytes = item.weights_bytes;
   return trial::excluded_row(model, profile, stack);

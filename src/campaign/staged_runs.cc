@@ -32,10 +32,9 @@ Result<Staged> reference_stage(const WorkItem& item, const trial::TrialRequest& 
   }
   // As planning resolved it; a work list written before items kept it is resolved again.
   CANRUN_ASSIGN_OR_RETURN(trial::Checkpoint checkpoint,
-                          item.checkpoint ? Result<trial::Checkpoint>(
-                                                trial::located(*item.checkpoint))
-                                          : trial::resolve_checkpoint(
-                                                {planned.model, planned.revision, {}}));
+                          item.checkpoint
+                              ? Result<trial::Checkpoint>(trial::located(*item.checkpoint))
+                              : trial::resolve_checkpoint({planned.model, planned.revision, {}}));
   Staged staged;
   CANRUN_ASSIGN_OR_RETURN(staged.trial,
                           trial::prepare_planned(planned, profile, std::move(checkpoint),
@@ -182,8 +181,8 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
       }
       if (fetching) fetching->done(one.index);
       if (!one.staged.ok()) {
-        outcome.problems.push_back(
-            fmt::format("{} ({}): {}", item.model_id.str(), item.task, one.staged.error().message()));
+        outcome.problems.push_back(fmt::format("{} ({}): {}", item.model_id.str(), item.task,
+                                               one.staged.error().message()));
         run.observer.failed(item, one.staged.error());
         continue;
       }

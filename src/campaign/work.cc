@@ -9,17 +9,18 @@
 namespace canrun::campaign {
 
 nlohmann::json work_item_to_json(const WorkItem& item) {
-  nlohmann::json json = {{"model_id", item.model_id.str()},
-          {"task", item.task},
-          {"revision", item.revision},
-          {"source", item.source},
-          {"exclusion_reason",
-           item.exclusion_reason ? nlohmann::json(*item.exclusion_reason) : nlohmann::json()},
-          {"why", item.why},
-          {"cores", item.cores},
-          {"parallelism", to_string(item.parallelism)},
-          {"weights_bytes", item.weights_bytes},
-          {"expected_s", item.expected_s}};
+  nlohmann::json json = {
+      {"model_id", item.model_id.str()},
+      {"task", item.task},
+      {"revision", item.revision},
+      {"source", item.source},
+      {"exclusion_reason",
+       item.exclusion_reason ? nlohmann::json(*item.exclusion_reason) : nlohmann::json()},
+      {"why", item.why},
+      {"cores", item.cores},
+      {"parallelism", to_string(item.parallelism)},
+      {"weights_bytes", item.weights_bytes},
+      {"expected_s", item.expected_s}};
   if (item.checkpoint) json["checkpoint"] = trial::kept_checkpoint_to_json(*item.checkpoint);
   if (item.stack_plan) json["stack_plan"] = plan::stack_plan_to_json(*item.stack_plan);
   return json;

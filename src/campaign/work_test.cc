@@ -17,8 +17,9 @@ WorkItem planned_item() {
   item.parallelism = Parallelism::kTensor;
   item.weights_bytes = 3000;
   item.expected_s = 12.5;
-  item.checkpoint = trial::KeptCheckpoint{"org/model", "org/model", item.revision, item.revision,
-                                          false, {"model-1.safetensors", "model-2.safetensors"}};
+  item.checkpoint = trial::KeptCheckpoint{
+      "org/model",   "org/model", item.revision,
+      item.revision, false,       {"model-1.safetensors", "model-2.safetensors"}};
   plan::StackPlan plan;
   plan.input = {3000, 0, 8, 2, std::nullopt, "llama"};
   plan.support = {true, true, false, "5.18.0"};

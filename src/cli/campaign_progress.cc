@@ -18,7 +18,8 @@ std::string started_message(const campaign::WorkItem& item, const std::string& c
 }
 
 std::string verifying_message(const campaign::WorkItem& item) {
-  return fmt::format("verify  {} ({}) on the host: CPU reference, judge", item.model_id.str(), item.task);
+  return fmt::format("verify  {} ({}) on the host: CPU reference, judge", item.model_id.str(),
+                     item.task);
 }
 
 std::string finished_message(const campaign::WorkItem& item, const dataset::VerdictRow& row) {

@@ -78,7 +78,8 @@ int print_outcome(const campaign::CampaignOutcome& outcome, const fs::path& camp
     for (const std::size_t index : outcome.indices) {
       const auto& item = outcome.items[index];
       const dataset::VerdictRow* row = verdict_of(outcome, index);
-      table.add({item.model_id.str(), item.task, row ? std::string(to_string(row->result)) : "not run",
+      table.add({item.model_id.str(), item.task,
+                 row ? std::string(to_string(row->result)) : "not run",
                  row && row->cores ? std::to_string(*row->cores) : "-",
                  row && row->runtime_s ? fmt::format("{:.1f} s", *row->runtime_s) : "-",
                  row && row->exclusion_reason ? *row->exclusion_reason : ""});

@@ -1,7 +1,8 @@
 // canrun plan MODEL: the cores, parallelism and per-core budget a backend would give a model,
 // and why — from its safetensors headers (MODEL resolved as every command resolves it: see
-// src/trial/checkpoint.h) and the stack's transformers (does the architecture have a TP / EP plan). Exit 0 when the
-// model can be placed, 1 when it would be excluded (too_large, no_parallel_plan), 2 on bad input.
+// src/trial/checkpoint.h) and the stack's transformers (does the architecture have a TP / EP plan).
+// Exit 0 when the model can be placed, 1 when it would be excluded (too_large, no_parallel_plan), 2
+// on bad input.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -54,8 +55,8 @@ int run_plan(const PlanOptions& options) {
         {"backend", profile.name},
         {"placed", shards.placed},
         {"cores", shards.placed ? nlohmann::json(shards.cores) : nlohmann::json(nullptr)},
-        {"parallelism", shards.placed ? nlohmann::json(to_string(shards.parallelism))
-                                      : nlohmann::json(nullptr)},
+        {"parallelism",
+         shards.placed ? nlohmann::json(to_string(shards.parallelism)) : nlohmann::json(nullptr)},
         {"exclusion_reason",
          shards.placed ? nlohmann::json(nullptr) : nlohmann::json(shards.exclusion)},
         {"weights_bytes", shards.weights_bytes},

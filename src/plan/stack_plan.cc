@@ -21,8 +21,7 @@ Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const stack::Stack
   plan.support = {false, false, false, library_version};
   if (facts.model_type) {
     CANRUN_ASSIGN_OR_RETURN(
-        plan.support,
-        stack::probe_parallel_support(python, library_version, *facts.model_type));
+        plan.support, stack::probe_parallel_support(python, library_version, *facts.model_type));
   }
   plan.shards = plan_model(plan.input, plan.support, topology);
   return plan;
@@ -101,8 +100,8 @@ Result<StackPlan> stack_plan_from_json(const json& object, std::string_view wher
 
   const std::string in_support = fmt::format("{} (support)", where);
   CANRUN_ASSIGN_OR_RETURN(const json* support, object_member(object, where, "support"));
-  CANRUN_RETURN_IF_ERROR(read_json_bool(*support, in_support, "known_model_type",
-                                        plan.support.known_model_type));
+  CANRUN_RETURN_IF_ERROR(
+      read_json_bool(*support, in_support, "known_model_type", plan.support.known_model_type));
   CANRUN_RETURN_IF_ERROR(read_json_bool(*support, in_support, "tp_plan", plan.support.tp_plan));
   CANRUN_RETURN_IF_ERROR(read_json_bool(*support, in_support, "ep_plan", plan.support.ep_plan));
   CANRUN_RETURN_IF_ERROR(

@@ -31,7 +31,7 @@ struct RecipeRequest {
   std::string task = "text-generation";
   std::string prompt;  //!< empty: default_prompt(task)
   int new_tokens = kDefaultNewTokens;
-  int cores = 1;                     //!< ranks the script starts (the plan's degree)
+  int cores = 1;  //!< ranks the script starts (the plan's degree)
   Parallelism parallelism = Parallelism::kNone;
 };
 

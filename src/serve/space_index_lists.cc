@@ -166,11 +166,12 @@ json SpaceIndex::predicted_plan_json(const RankedModel* listed,
   }
   const plan::PredictedPlan plan =
       plan::predict_plan(*weights, model_type, support, topology->second);
-  return json{{"cores", plan.placed ? json(plan.cores) : json(nullptr)},
-              {"parallelism", plan.parallelism ? json(to_string(*plan.parallelism)) : json(nullptr)},
-              {"exclusion", plan.exclusion.empty() ? json(nullptr) : json(plan.exclusion)},
-              {"weights_bytes", *weights},
-              {"why", plan.why}};
+  return json{
+      {"cores", plan.placed ? json(plan.cores) : json(nullptr)},
+      {"parallelism", plan.parallelism ? json(to_string(*plan.parallelism)) : json(nullptr)},
+      {"exclusion", plan.exclusion.empty() ? json(nullptr) : json(plan.exclusion)},
+      {"weights_bytes", *weights},
+      {"why", plan.why}};
 }
 
 std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery& query,

@@ -134,8 +134,8 @@ Checkpoint located(const KeptCheckpoint& kept) {
   checkpoint.source = CheckpointSource::kHub;
   auto id = ModelId::parse(kept.model_id);
   if (id.ok() && kept.commit) {
-    checkpoint.folder = complete_snapshot(hub::HfCache::from_environment(), *id, *kept.commit,
-                                          kept.weights_files);
+    checkpoint.folder =
+        complete_snapshot(hub::HfCache::from_environment(), *id, *kept.commit, kept.weights_files);
     if (checkpoint.folder) checkpoint.source = CheckpointSource::kHfCache;
   }
   return checkpoint;

@@ -32,8 +32,8 @@ class KeptCheckpointTest : public ::testing::Test {
   }
   fs::path snapshot() const { return cache_.path() / "models--org--model" / "snapshots" / kCommit; }
   KeptCheckpoint kept() const {
-    return {"org/model", "org/model", kCommit, kCommit, false,
-            {"model-1.safetensors", "model-2.safetensors"}};
+    return {"org/model", "org/model", kCommit,
+            kCommit,     false,       {"model-1.safetensors", "model-2.safetensors"}};
   }
 
   testing::TempDir cache_{"kept-checkpoint"};
@@ -74,9 +74,8 @@ TEST_F(KeptCheckpointTest, AFolderIsWhereItWasAndRoundTripsThroughJson) {
     ASSERT_TRUE(back.ok()) << back.error().message();
     EXPECT_EQ(*back, each);
   }
-  auto bad = kept_checkpoint_from_json({{"model_id", "not an id"}, {"load_from", "x"},
-                                        {"revision", "main"}},
-                                       "item");
+  auto bad = kept_checkpoint_from_json(
+      {{"model_id", "not an id"}, {"load_from", "x"}, {"revision", "main"}}, "item");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message(), HasSubstr("item: "));
 }

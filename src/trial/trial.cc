@@ -22,8 +22,7 @@ namespace {
 //! figures (without its search for a parallel plan this recipe could not use anyway).
 Status fit_one_core_recipe(std::string_view task, bool overridden, TrialPlan& plan) {
   const task::TaskSpec* spec = task::find_task(task);
-  const bool needs_ranks =
-      plan.exclusion ? *plan.exclusion == "no_parallel_plan" : plan.cores > 1;
+  const bool needs_ranks = plan.exclusion ? *plan.exclusion == "no_parallel_plan" : plan.cores > 1;
   if (spec == nullptr || spec->shards || !needs_ranks) return ok_status();
   if (overridden) {
     return invalid_argument(
