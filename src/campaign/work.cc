@@ -4,7 +4,6 @@
 
 #include "core/json_fields.h"
 #include "core/model_id.h"
-#include "core/text.h"
 
 namespace canrun::campaign {
 
@@ -44,12 +43,9 @@ Result<WorkItem> work_item_from_json(const nlohmann::json& json) {
   item.cores = static_cast<int>(cores.value_or(1));
   std::string parallelism = "none";
   CANRUN_RETURN_IF_ERROR(read_json_string(json, kWhere, "parallelism", parallelism));
-  if (const auto parsed = parse_parallelism(parallelism)) {
-    item.parallelism = *parsed;
-  } else {
-    return corrupt(fmt::format("work item: parallelism {} is not none, tp or ep",
-                               quote_for_message(parallelism)));
-  }
+  auto parsed = parse_parallelism(parallelism, "work item: parallelism");
+  if (!parsed.ok()) return corrupt(parsed.error().message());
+  item.parallelism = *parsed;
   std::optional<std::int64_t> weights;
   CANRUN_RETURN_IF_ERROR(read_json_count(json, kWhere, "weights_bytes", weights));
   item.weights_bytes = static_cast<std::uint64_t>(weights.value_or(0));

@@ -77,7 +77,9 @@ TEST_F(KeptCheckpointTest, AFolderIsWhereItWasAndRoundTripsThroughJson) {
   auto bad = kept_checkpoint_from_json(
       {{"model_id", "not an id"}, {"load_from", "x"}, {"revision", "main"}}, "item");
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.error().message(), HasSubstr("item: "));
+  EXPECT_EQ(bad.error().code(), ErrorCode::kCorrupt);
+  EXPECT_THAT(bad.error().message(), ::testing::StartsWith("item: "));
+  EXPECT_THAT(bad.error().message(), HasSubstr("not an id"));
 }
 
 }  // namespace
