@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
+#include "core/json_output.h"
 #include "stack/parallel_support.h"
 
 namespace canrun::plan {
@@ -31,10 +32,6 @@ namespace {
 
 using nlohmann::json;
 
-json optional_count(const std::optional<std::int64_t>& value) {
-  return value ? json(*value) : json();
-}
-
 //! A JSON object's member, which must be an object.
 Result<const json*> object_member(const json& object, std::string_view where,
                                   std::string_view field) {
@@ -62,9 +59,9 @@ json stack_plan_to_json(const StackPlan& plan) {
   return {{"input",
            {{"weights_bytes", input.weights_bytes},
             {"expert_weights_bytes", input.expert_weights_bytes},
-            {"num_attention_heads", optional_count(input.num_attention_heads)},
-            {"num_key_value_heads", optional_count(input.num_key_value_heads)},
-            {"num_experts", optional_count(input.num_experts)},
+            {"num_attention_heads", optional_json(input.num_attention_heads)},
+            {"num_key_value_heads", optional_json(input.num_key_value_heads)},
+            {"num_experts", optional_json(input.num_experts)},
             {"model_type", input.model_type}}},
           {"support",
            {{"known_model_type", support.known_model_type},

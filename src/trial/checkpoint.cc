@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/json_fields.h"
+#include "core/json_output.h"
 #include "core/text.h"
 #include "hub/checkpoint_files.h"
 #include "hub/facts_reader.h"
@@ -142,12 +143,9 @@ Checkpoint located(const KeptCheckpoint& kept) {
 }
 
 nlohmann::json kept_checkpoint_to_json(const KeptCheckpoint& kept) {
-  return {{"model_id", kept.model_id},
-          {"load_from", kept.load_from},
-          {"revision", kept.revision},
-          {"commit", kept.commit ? nlohmann::json(*kept.commit) : nlohmann::json()},
-          {"folder", kept.folder},
-          {"weights_files", kept.weights_files}};
+  return {{"model_id", kept.model_id}, {"load_from", kept.load_from},
+          {"revision", kept.revision}, {"commit", optional_json(kept.commit)},
+          {"folder", kept.folder},     {"weights_files", kept.weights_files}};
 }
 
 Result<KeptCheckpoint> kept_checkpoint_from_json(const nlohmann::json& json,
