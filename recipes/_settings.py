@@ -19,5 +19,10 @@ COMPILE_OPTIONS = {{COMPILE_OPTIONS}}
 IMPORTS = {{IMPORTS}}  # modules that register the device or the backend
 PEAK_MEMORY = {{PEAK_MEMORY}}  # how peak memory is read: rss, cuda or neuron
 PACKAGES = {{PACKAGES}}  # packages whose versions are reported
+# The compiler's cache: canrun sets CACHE_ENV to a folder of its own; run alone, the script uses
+# CACHE_DIR (the backend's own default), the folder the model page's prefetch command fills.
+CACHE_ENV, CACHE_DIR = {{CACHE_ENV}}, {{CACHE_DIR}}
+if CACHE_ENV and CACHE_DIR and not os.environ.get(CACHE_ENV):
+    os.environ[CACHE_ENV] = CACHE_DIR
 PROMPT = {{PROMPT}}
 NEW_TOKENS = {{NEW_TOKENS}}

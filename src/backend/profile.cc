@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <set>
+#include <utility>
 
 #include "backend/pinning.h"
 #include "core/atomic_file.h"
@@ -100,17 +101,46 @@ bool is_identifier_path(std::string_view text) {
   });
 }
 
+//! A name the shell and Python take as an environment variable's: letters, digits and '_', not
+//! starting with a digit.
+bool is_variable_name(std::string_view text) {
+  return !text.empty() && !std::isdigit(static_cast<unsigned char>(text.front())) &&
+         std::all_of(text.begin(), text.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+//! `text` with every `placeholder` replaced by `value`.
+std::string replace_all(std::string text, std::string_view placeholder, std::string_view value) {
+  for (std::size_t at = text.find(placeholder); at != std::string::npos;
+       at = text.find(placeholder, at + value.size())) {
+    text.replace(at, placeholder.size(), value);
+  }
+  return text;
+}
+
+constexpr std::string_view kCacheDirPlaceholder = "{cache_dir}";
+
 }  // namespace
+
+std::string BackendProfile::cache_dir_for_shell() const {
+  if (cache_default_dir.empty()) return {};
+  if (cache_env.empty()) return cache_default_dir;
+  return fmt::format("\"${{{}:-{}}}\"", cache_env, cache_default_dir);
+}
+
+std::string BackendProfile::prefetch_template() const {
+  if (cache_default_dir.empty()) return cache_prefetch;
+  return replace_all(cache_prefetch, kCacheDirPlaceholder, cache_dir_for_shell());
+}
 
 std::string BackendProfile::prefetch_command(std::string_view compiler_version) const {
   if (cache_prefetch.empty()) return {};
-  std::string command = cache_prefetch;
-  const std::string_view placeholder = "{compiler_version}";
-  for (std::size_t at = command.find(placeholder); at != std::string::npos;
-       at = command.find(placeholder, at + compiler_version.size())) {
-    command.replace(at, placeholder.size(), compiler_version);
-  }
-  return command;
+  return replace_all(prefetch_template(), "{compiler_version}", compiler_version);
+}
+
+std::map<std::string, std::string> BackendProfile::run_folder_env(const fs::path& run_dir) const {
+  if (compile_artifacts_env.empty()) return {};
+  return {{compile_artifacts_env, (run_dir / "compile-artifacts").string()}};
 }
 
 Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path& source) {
@@ -129,6 +159,7 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
   profile.compiler_package = top.string("compiler_package");
   profile.packages = top.list<std::string>("packages");
   profile.imports = top.list<std::string>("import", false);
+  profile.compile_artifacts_env = top.string("compile_artifacts_env", false);
   if (const toml::table* options = top.subtable("compile_options")) {
     for (const auto& [key, value] : *options) {
       if (!value.is_boolean())
@@ -167,6 +198,8 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
   if (!memory.error().empty()) return invalid_argument(memory.error());
   TableReader cache(cache_table ? *cache_table : kEmpty, "cache.", source.string());
   profile.cache_env = cache.string("env", false);
+  profile.cache_default_dir = cache.string("default_dir", false);
+  profile.cache_local_env = cache.string("local_env", false);
   profile.cache_prefetch = cache.string("prefetch", false);
   if (!cache.error().empty()) return invalid_argument(cache.error());
 
@@ -200,6 +233,27 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
   for (const auto& module : profile.imports) {
     if (!is_identifier_path(module))
       return bad("import", fmt::format("{} is not a module name", quote_for_message(module)));
+  }
+  for (const auto& [key, name] :
+       {std::pair{"compile_artifacts_env", &profile.compile_artifacts_env},
+        std::pair{"cache.env", &profile.cache_env},
+        std::pair{"cache.local_env", &profile.cache_local_env}}) {
+    if (!name->empty() && !is_variable_name(*name)) {
+      return bad(key,
+                 fmt::format("{} is not an environment variable's name", quote_for_message(*name)));
+    }
+  }
+  // The default folder is written into run.py and, in double quotes, into a shell command.
+  const std::string& default_dir = profile.cache_default_dir;
+  if (!default_dir.empty() && (!fs::path(default_dir).is_absolute() ||
+                               default_dir.find_first_of("\"\\$`\n") != std::string::npos)) {
+    return bad("cache.default_dir",
+               fmt::format("{} must be an absolute path without '\"', '\\', '$' or '`'",
+                           quote_for_message(default_dir)));
+  }
+  if (profile.cache_prefetch.find(kCacheDirPlaceholder) != std::string::npos &&
+      default_dir.empty()) {
+    return bad("cache.prefetch", "names {cache_dir} but cache.default_dir is not set");
   }
   if (profile.peak_memory != "rss" && profile.peak_memory != "cuda" &&
       profile.peak_memory != "neuron") {

@@ -2,6 +2,13 @@
 // backend, the dtype, the topology the planner uses, how to pin a process to cores, how peak
 // memory is read, and the compile cache.
 //
+// The compile cache ([cache]): `env` names its folder, which canrun sets to its own folder per
+// compiler version (run/script_run.cc), and `local_env` a node-local tier beside it;
+// `default_dir` is the folder the backend uses when `env` is unset, so the one run.py uses when
+// a user runs it alone, and `prefetch` (a command with {compiler_version} and {cache_dir})
+// fills that same folder: {cache_dir} becomes "${env:-default_dir}", the folder the backend
+// will read in the shell the command runs in.
+//
 // Profiles are found by name in the backends folders (find_profile) or given as a path, so a
 // team can test an in-development backend: compile_backend may be "module:function".
 //
@@ -41,6 +48,9 @@ struct BackendProfile {
   std::string torch_device;     //!< "cpu", "cuda", "neuron"
   std::string compile_backend;  //!< registered name, "module:function", or empty for eager
   std::map<std::string, bool> compile_options;  //!< e.g. fullgraph = true
+  //! env var naming the folder for the compiler's working files; canrun sets it to a folder in
+  //! each run's own folder (run_folder_env). Empty: the backend's default.
+  std::string compile_artifacts_env;
   std::string distributed_backend;
   std::string dtype;  //!< torch dtype name: float32, bfloat16, float16
   std::string compiler;
@@ -50,13 +60,27 @@ struct BackendProfile {
   std::map<std::string, std::string> env;  //!< extra environment for the run
   Topology topology;
   std::string pinning_env;
-  std::string pinning_syntax;  //!< "count", "range" or "list"
-  std::string peak_memory;     //!< "rss", "cuda" or "neuron"
-  std::string cache_env;       //!< env var naming the compile-cache folder; empty for none
-  std::string cache_prefetch;  //!< command template with {compiler_version}; empty for none
+  std::string pinning_syntax;     //!< "count", "range" or "list"
+  std::string peak_memory;        //!< "rss", "cuda" or "neuron"
+  std::string cache_env;          //!< env var naming the compile-cache folder; empty for none
+  std::string cache_default_dir;  //!< the backend's folder when cache_env is unset; empty: none
+  std::string cache_local_env;    //!< env var naming a node-local cache tier; empty for none
+  //! Command template with {compiler_version} and {cache_dir}; empty for none.
+  std::string cache_prefetch;
+
+  //! The folder run.py uses run alone, as a shell names it: "${cache_env:-cache_default_dir}",
+  //! or cache_default_dir when there is no cache_env. Empty without a default folder.
+  std::string cache_dir_for_shell() const;
+
+  //! cache_prefetch with {cache_dir} filled in (cache_dir_for_shell); {compiler_version} stays.
+  std::string prefetch_template() const;
 
   //! The prefetch command for a compiler version, or empty when the backend has no public cache.
   std::string prefetch_command(std::string_view compiler_version) const;
+
+  //! The variables that name folders inside a run's own folder `run_dir`: compile_artifacts_env
+  //! as run_dir/compile-artifacts. Empty when the profile names none.
+  std::map<std::string, std::string> run_folder_env(const std::filesystem::path& run_dir) const;
 };
 
 //! Parses a profile; errors name the file, the key and what is wrong.

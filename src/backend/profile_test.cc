@@ -23,10 +23,42 @@ TEST(ProfileTest, ShippedNeuronProfileHasTheTrainium2Facts) {
   EXPECT_EQ(neuron->topology.max_cores, 16);
   EXPECT_EQ(neuron->pinning_env, "NEURON_RT_VISIBLE_CORES");
   EXPECT_TRUE(neuron->compile_options.at("fullgraph"));
+  // LNC=2, the runtime's default, which the topology above assumes; the stack records it.
+  EXPECT_EQ(neuron->env.at("NEURON_LOGICAL_NC_CONFIG"), "2");
+}
+
+// TorchNeuron's compile cache and artifacts (AWS Neuron docs "TorchNeuron environment
+// variables", torch/reference/env-vars), not the torch-xla based torch-neuronx's
+// NEURON_COMPILE_CACHE_URL.
+TEST(ProfileTest, ShippedNeuronProfileNamesTorchNeuronsCacheAndArtifacts) {
+  auto neuron = load_profile(kBackends / "neuron.toml");
+  ASSERT_TRUE(neuron.ok()) << neuron.error().message();
+  EXPECT_EQ(neuron->cache_env, "TORCH_NEURONX_NEFF_CACHE_DIR");
+  EXPECT_EQ(neuron->cache_default_dir, "/tmp/neff_cache");
+  EXPECT_EQ(neuron->cache_local_env, "TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR");
+  // The prefetch fills the folder TorchNeuron will read: the variable's, else its default.
   EXPECT_EQ(neuron->prefetch_command("2.16.372.0+4a9b2326"),
             "hf buckets sync "
             "hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326 "
-            "/tmp/neff_cache");
+            "\"${TORCH_NEURONX_NEFF_CACHE_DIR:-/tmp/neff_cache}\"");
+  EXPECT_EQ(neuron->run_folder_env("/runs/org_model-neuron-1"),
+            (std::map<std::string, std::string>{
+                {"TORCH_NEURONX_DEBUG_DIR", "/runs/org_model-neuron-1/compile-artifacts"}}));
+  // A compile failure raises instead of falling back to eager PyTorch.
+  EXPECT_EQ(neuron->env.at("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION"), "1");
+}
+
+TEST(ProfileTest, PrefetchTemplateKeepsTheVersionToFill) {
+  BackendProfile profile;
+  profile.cache_prefetch = "sync bucket/v{compiler_version} {cache_dir}";
+  profile.cache_default_dir = "/tmp/graphs";
+  EXPECT_EQ(profile.prefetch_template(), "sync bucket/v{compiler_version} /tmp/graphs");
+  profile.cache_env = "GRAPHS";
+  EXPECT_EQ(profile.prefetch_command("1.2"), "sync bucket/v1.2 \"${GRAPHS:-/tmp/graphs}\"");
+  // The Space keeps the template and fills the version alone, in a profile of its own.
+  BackendProfile kept;
+  kept.cache_prefetch = profile.prefetch_template();
+  EXPECT_EQ(kept.prefetch_command("1.2"), profile.prefetch_command("1.2"));
 }
 
 TEST(ProfileTest, EveryShippedProfileLoads) {
@@ -105,6 +137,25 @@ TEST(ProfileTest, BadValuesAreNamed) {
   EXPECT_THAT(with("peak = \"rss\"", "peak = \"guess\"").error().message(),
               HasSubstr("memory.peak must be rss, cuda or neuron"));
   EXPECT_THAT(parse_profile("name = [", "bad.toml").error().message(), HasSubstr("bad.toml:1:"));
+}
+
+TEST(ProfileTest, BadCacheSettingsAreNamed) {
+  auto with_cache = [](std::string_view cache) {
+    return parse_profile(std::string(kMinimal) + "[cache]\n" + std::string(cache), "dev.toml");
+  };
+  EXPECT_TRUE(with_cache("env = \"GRAPHS\"\ndefault_dir = \"/tmp/g\"\nlocal_env = \"LOCAL\"\n"
+                         "prefetch = \"sync v{compiler_version} {cache_dir}\"\n")
+                  .ok());
+  EXPECT_THAT(with_cache("env = \"MY GRAPHS\"\n").error().message(),
+              HasSubstr("dev.toml: cache.env \"MY GRAPHS\" is not an environment variable's name"));
+  EXPECT_THAT(with_cache("local_env = \"1ST\"\n").error().message(),
+              HasSubstr("cache.local_env \"1ST\" is not an environment variable's name"));
+  EXPECT_THAT(with_cache("default_dir = \"graphs\"\n").error().message(),
+              HasSubstr("cache.default_dir \"graphs\" must be an absolute path"));
+  EXPECT_THAT(with_cache("default_dir = \"/tmp/$(id)\"\n").error().message(),
+              HasSubstr("cache.default_dir \"/tmp/$(id)\" must be an absolute path without"));
+  EXPECT_THAT(with_cache("prefetch = \"sync {cache_dir}\"\n").error().message(),
+              HasSubstr("cache.prefetch names {cache_dir} but cache.default_dir is not set"));
 }
 
 }  // namespace

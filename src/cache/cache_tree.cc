@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 
@@ -15,10 +16,20 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kModulePrefix = "MODULE_";
 
-//! The version folder an entry counts under: its first folder, or the tree's own name.
+//! A folder named by hex digits alone: a hash shard (TorchNeuron's ab/ and cd/) or a hash.
+bool is_hash_folder(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(),
+                                      [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+
+//! The version folder an entry counts under: its first folder, or the tree's own name when
+//! there is none or it is a hash folder (a cache written at the root).
 std::string version_of(std::string_view entry, std::string_view root_name) {
   const auto slash = entry.find('/');
-  return std::string(slash == std::string_view::npos ? root_name : entry.substr(0, slash));
+  if (slash == std::string_view::npos || is_hash_folder(entry.substr(0, slash))) {
+    return std::string(root_name);
+  }
+  return std::string(entry.substr(0, slash));
 }
 
 std::int64_t mtime_ms(fs::file_time_type time) {
@@ -52,17 +63,32 @@ std::string entry_of(std::string_view path) {
   return std::string(path);
 }
 
+bool is_write_in_progress(std::string_view path) {
+  if (entry_of(path) != path) return false;  // below a MODULE_ folder: model.done decides
+  const auto slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name.starts_with('.') || name.ends_with(".tmp");
+}
+
+std::string_view not_complete_reason(std::string_view entry) {
+  return is_write_in_progress(entry) ? "a write in progress" : "no model.done";
+}
+
 std::map<std::string, EntryState> entry_states(const std::vector<std::string>& paths) {
   struct Marks {
     bool module = false;
     bool done = false;
     bool log = false;
+    bool in_progress = false;  //!< a file of its own, the temp file of a write in progress
   };
   std::map<std::string, Marks> marks;
   for (const std::string& path : paths) {
     std::string entry = entry_of(path);
     Marks& mark = marks[entry];
-    if (entry == path) continue;
+    if (entry == path) {
+      mark.in_progress = is_write_in_progress(path);
+      continue;
+    }
     mark.module = true;
     const std::string_view inside = std::string_view(path).substr(entry.size() + 1);
     mark.done |= inside == kDoneMarker;
@@ -70,9 +96,10 @@ std::map<std::string, EntryState> entry_states(const std::vector<std::string>& p
   }
   std::map<std::string, EntryState> states;
   for (const auto& [entry, mark] : marks) {
-    states[entry] = !mark.module || mark.done ? EntryState::kComplete
-                    : mark.log                ? EntryState::kFailed
-                                              : EntryState::kIncomplete;
+    states[entry] = mark.in_progress            ? EntryState::kIncomplete
+                    : !mark.module || mark.done ? EntryState::kComplete
+                    : mark.log                  ? EntryState::kFailed
+                                                : EntryState::kIncomplete;
   }
   return states;
 }
@@ -95,6 +122,11 @@ std::string compiler_cache_name(std::string_view compiler, std::string_view vers
 fs::path compiler_cache_dir(const fs::path& cache_root, std::string_view backend,
                             std::string_view compiler, std::string_view version) {
   return backend_cache_dir(cache_root, backend) / compiler_cache_name(compiler, version);
+}
+
+fs::path local_compiler_cache_dir(const fs::path& cache_root, std::string_view backend,
+                                  std::string_view compiler, std::string_view version) {
+  return cache_root / "compile-local" / backend / compiler_cache_name(compiler, version);
 }
 
 Status check_cache_folder(const fs::path& root) {

@@ -59,6 +59,37 @@ TEST(CacheTreeTest, ModuleEntriesAreCompleteOnlyWithModelDone) {
   EXPECT_EQ(states.size(), 5u);
 }
 
+// TorchNeuron's cache: hash-sharded NEFFs, each written to a temp file and renamed into place.
+TEST(CacheTreeTest, NativeNeffsAreCompleteWhenThereAndTempFilesAreWritesInProgress) {
+  constexpr char kNeff[] = "3f/a2/3fa2c0de.neff";
+  const auto states = entry_states({
+      kNeff,
+      "3f/a2/.tmp.Xq81zP",            // TorchNeuron's cache (mkstemp beside the NEFF)
+      "9b/01/tmpk2j4x1a7.tmp",        // torch-neuronx's Python helper (NamedTemporaryFile)
+      "inductor/fxgraph/.12.34.tmp",  // TorchInductor's write_atomic
+      "v/MODULE_a/.hidden",           // inside a MODULE_ entry, model.done decides
+      "v/MODULE_a/model.done",
+  });
+  EXPECT_EQ(states.at(kNeff), EntryState::kComplete);
+  EXPECT_EQ(states.at("3f/a2/.tmp.Xq81zP"), EntryState::kIncomplete);
+  EXPECT_EQ(states.at("9b/01/tmpk2j4x1a7.tmp"), EntryState::kIncomplete);
+  EXPECT_EQ(states.at("inductor/fxgraph/.12.34.tmp"), EntryState::kIncomplete);
+  EXPECT_EQ(states.at("v/MODULE_a"), EntryState::kComplete);
+  EXPECT_EQ(not_complete_reason("3f/a2/.tmp.Xq81zP"), "a write in progress");
+  EXPECT_EQ(not_complete_reason("v/MODULE_b"), "no model.done");
+  EXPECT_FALSE(is_write_in_progress("v/MODULE_a/.hidden"));
+  EXPECT_FALSE(is_write_in_progress("3f/a2/3fa2c0de.neff"));
+}
+
+TEST(CacheTreeTest, TheNodeLocalTierIsUnderCanrunsOwnCacheEvenWithASharedCompileCache) {
+  ::setenv("CANRUN_COMPILE_CACHE", "/shared/graphs", 1);
+  EXPECT_EQ(local_compiler_cache_dir("/c", "neuron", "neuronx-cc", "2.21.0"),
+            "/c/compile-local/neuron/neuronx-cc-2.21.0");
+  ::unsetenv("CANRUN_COMPILE_CACHE");
+  // Beside the compile caches, not in them: stats and sync of compile/<backend> never see it.
+  EXPECT_EQ(backend_cache_dir("/c", "neuron"), "/c/compile/neuron");
+}
+
 TEST(CacheTreeTest, ListsRegularFilesSortedWithSizesAndLeavesPartialCopiesOut) {
   testing::TempDir dir("cache-list");
   write_file(dir.path() / kVersion / "MODULE_b" / "model.neff", "12345");
@@ -115,6 +146,42 @@ TEST(CacheTreeTest, StatsCountEntriesAndBytesPerTopLevelFolder) {
   EXPECT_EQ(stats[3].failed, 1u);
   EXPECT_EQ(stats[3].incomplete, 1u);
   EXPECT_EQ(stats[3].bytes, 60);
+}
+
+TEST(CacheTreeTest, StatsOfATorchNeuronCacheOnDisk) {
+  // Written as TorchNeuron writes it: the root holds ab/cd/ shards, no version folder; a compile
+  // is writing its NEFF right now.
+  testing::TempDir dir("neff_cache");
+  const fs::path root = dir.path() / "neff_cache";
+  write_file(root / "3f" / "a2" / "3fa2c0de77.neff", std::string(300, 'N'));
+  write_file(root / "3f" / "a2" / "3fa2ffee01.neff", std::string(200, 'N'));
+  write_file(root / "07" / "c1" / "07c1aa9e3b.neff", std::string(100, 'N'));
+  write_file(root / "07" / "c1" / ".tmp.Hq27aZ", std::string(40, 'n'));
+  const auto files = list_cache_files(root);
+  ASSERT_TRUE(files.ok()) << files.error().message();
+  auto stats = cache_stats(*files, "neff_cache");
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].version, "neff_cache");
+  EXPECT_EQ(stats[0].entries, 4u);
+  EXPECT_EQ(stats[0].complete, 3u);
+  EXPECT_EQ(stats[0].incomplete, 1u);
+  EXPECT_EQ(stats[0].bytes, 640);
+
+  // In canrun's cache, the same files under its folder for the compiler version, beside an
+  // XLA-era cache: one row per version.
+  const fs::path backend = dir.path() / "compile" / "neuron";
+  fs::create_directories(backend);
+  fs::rename(root, backend / "neuronx-cc-2.21.0");
+  write_file(backend / "neuronxcc-2.16.372.0+4a9b2326" / "MODULE_1+a" / "model.done", "");
+  const auto canruns = list_cache_files(backend);
+  ASSERT_TRUE(canruns.ok()) << canruns.error().message();
+  stats = cache_stats(*canruns, "neuron");
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].version, "neuronx-cc-2.21.0");
+  EXPECT_EQ(stats[0].complete, 3u);
+  EXPECT_EQ(stats[0].incomplete, 1u);
+  EXPECT_EQ(stats[1].version, "neuronxcc-2.16.372.0+4a9b2326");
+  EXPECT_EQ(stats[1].complete, 1u);
 }
 
 }  // namespace

@@ -89,6 +89,8 @@ SyncPlan plan_sync(std::vector<SyncStep> steps) {
   SyncPlan plan;
   std::set<std::string> skipped;
   for (SyncStep& step : steps) {
+    // A destination's write in progress stays: its writer renames it into place.
+    if (step.action == SyncAction::kDelete && is_write_in_progress(step.path)) continue;
     const std::string entry = entry_of(step.path);
     const auto state = states.find(entry);
     const bool held_incomplete = state != states.end() && state->second != EntryState::kComplete;

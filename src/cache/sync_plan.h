@@ -5,9 +5,10 @@
 // destination lacks it, its size differs, or the source's is newer by more than 1 s; with
 // `--delete`, a destination file the source lacks is deleted; nothing is deleted otherwise.
 // Then the entry rules of cache_tree.h apply: the files of a source entry that is not complete
-// (failed or incomplete) are neither copied nor deleted at the destination, and that entry is
-// listed as skipped. A destination file is deleted only when its entry is absent from the
-// source, or complete in the source without that file.
+// (failed or incomplete, a write in progress among them) are neither copied nor deleted at the
+// destination, and that entry is listed as skipped. A destination file is deleted only when its
+// entry is absent from the source, or complete in the source without that file, and never when
+// it is a write in progress (the temp file of an atomic write, which its writer renames).
 //
 // Thread safety: pure functions over values.
 #pragma once

@@ -105,6 +105,26 @@ TEST(SyncPlanTest, TreesWithoutModulesAreSyncedFileByFile) {
   EXPECT_THAT(plan.skipped_entries, IsEmpty());
 }
 
+TEST(SyncPlanTest, TorchNeuronNeffsAreCopiedAndItsWritesInProgressNeither) {
+  const std::vector<CacheFile> source = {
+      {"07/c1/.tmp.Hq27aZ", 40, kNow},  // a compile writing its NEFF at the source
+      {"07/c1/07c1aa9e3b.neff", 100, kNow},
+      {"3f/a2/3fa2c0de77.neff", 300, kNow},
+  };
+  const std::vector<CacheFile> destination = {
+      {"3f/a2/.tmp.Zp01Lk", 10, kNow},      // one writing at the destination: left alone
+      {"3f/a2/tmpk2j4x1a7.tmp", 10, kNow},  // the same, by torch-neuronx's Python helper
+      {"9b/01/9b01dd.neff", 50, kNow},      // a NEFF the source lacks: deleted
+  };
+  const SyncPlan plan = plan_sync(compare_files(source, destination, /*delete_extra=*/true));
+  EXPECT_THAT(paths(plan, SyncAction::kCopy),
+              ElementsAre("07/c1/07c1aa9e3b.neff", "3f/a2/3fa2c0de77.neff"));
+  EXPECT_THAT(paths(plan, SyncAction::kDelete), ElementsAre("9b/01/9b01dd.neff"));
+  ASSERT_EQ(plan.skipped_entries.size(), 1u);
+  EXPECT_EQ(plan.skipped_entries[0].entry, "07/c1/.tmp.Hq27aZ");
+  EXPECT_EQ(plan.skipped_entries[0].state, EntryState::kIncomplete);
+}
+
 TEST(SyncPlanTest, StepsFromAnHfPlanFollowTheSameRules) {
   // As `hf buckets sync --plan` lists them: every source file a transfer or a skip.
   const SyncPlan plan = plan_sync({

@@ -63,7 +63,9 @@ void print_sync(const cache::SyncPlan& plan, const CacheOptions& options) {
   if (options.json) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto& entry : plan.skipped_entries) {
-      skipped.push_back({{"entry", entry.entry}, {"state", cache::entry_state_name(entry.state)}});
+      skipped.push_back({{"entry", entry.entry},
+                         {"state", cache::entry_state_name(entry.state)},
+                         {"why", cache::not_complete_reason(entry.entry)}});
     }
     print_json(std::cout, {{"source", options.source},
                            {"destination", options.destination},
@@ -83,8 +85,9 @@ void print_sync(const cache::SyncPlan& plan, const CacheOptions& options) {
     }
   }
   for (const auto& entry : plan.skipped_entries) {
-    std::cout << fmt::format("skip entry  {}  ({}: no {})\n", entry.entry,
-                             cache::entry_state_name(entry.state), cache::kDoneMarker);
+    std::cout << fmt::format("skip entry  {}  ({}: {})\n", entry.entry,
+                             cache::entry_state_name(entry.state),
+                             cache::not_complete_reason(entry.entry));
   }
   const std::size_t copies = plan.count(SyncAction::kCopy);
   const std::size_t deletes = plan.count(SyncAction::kDelete);
@@ -209,13 +212,15 @@ void register_cache_command(const CommandRegistry& registry) {
       "sync", "Copy a compile cache's complete entries from SRC to DST, only what differs");
   sync->footer(
       "A file is copied when DST lacks it, has it of another size, or older by more than 1 s\n"
-      "(as `hf buckets sync` compares). A file below a MODULE_* folder belongs to that Neuron\n"
-      "cache entry, copied only when the entry holds model.done; entries without (failed or\n"
-      "incomplete) are listed and skipped. Any other file (an inductor cache) is an entry of its\n"
-      "own. Local copies are atomic per file and keep modification times. With a bucket side,\n"
-      "`hf buckets sync SRC DST [--delete] --exclude '*.canrun-partial-*' --plan FILE`\n"
-      "(huggingface_hub) makes the plan and `hf buckets sync --apply FILE` applies what is left\n"
-      "of it.");
+      "(as `hf buckets sync` compares). Any file is an entry of its own (TorchNeuron's\n"
+      "ab/cd/<hash>.neff, an inductor cache), except below a MODULE_* folder (the torch-xla\n"
+      "based torch-neuronx's neuronxcc-<version>/MODULE_*), whose files make one entry, copied\n"
+      "only when it holds model.done. A file named .* or *.tmp outside those is the temp file of\n"
+      "a write in progress: never copied, never deleted at DST. Entries not complete are listed\n"
+      "and skipped. Local copies are atomic per file and keep modification times. With a\n"
+      "bucket side, `hf buckets sync SRC DST [--delete] --exclude '*.canrun-partial-*'\n"
+      "--plan FILE` (huggingface_hub) makes the plan and `hf buckets sync --apply FILE`\n"
+      "applies what is left of it.");
   sync->add_option("SRC", options->source,
                    "Folder, file:///PATH, or hf://buckets/<namespace>/<bucket>/<path>")
       ->required();
@@ -232,7 +237,8 @@ void register_cache_command(const CommandRegistry& registry) {
   CLI::App* stats = cache->add_subcommand(
       "stats",
       "Entries (complete, failed, incomplete) and bytes per compiler version (each top-level "
-      "folder) of a compile cache");
+      "folder; hash folders such as TorchNeuron's ab/cd/ count under DIR's own name) of a compile "
+      "cache");
   stats->add_option("DIR", options->dir,
                     "Cache folder (default: the backend's, CACHE/compile/<backend>, or "
                     "$CANRUN_COMPILE_CACHE/<backend> when set)");

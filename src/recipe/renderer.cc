@@ -147,6 +147,14 @@ Result<std::string> render_recipe(const RecipeRequest& request,
   CANRUN_ASSIGN_OR_RETURN(values["IMPORTS"], python_string_list(profile.imports));
   CANRUN_ASSIGN_OR_RETURN(values["PEAK_MEMORY"], literal("peak_memory", profile.peak_memory));
   CANRUN_ASSIGN_OR_RETURN(values["PACKAGES"], python_string_list(profile.packages));
+  values["CACHE_ENV"] = values["CACHE_DIR"] = "None";
+  if (!profile.cache_env.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(values["CACHE_ENV"], literal("cache env", profile.cache_env));
+  }
+  if (!profile.cache_default_dir.empty()) {
+    CANRUN_ASSIGN_OR_RETURN(values["CACHE_DIR"],
+                            literal("cache default_dir", profile.cache_default_dir));
+  }
   CANRUN_ASSIGN_OR_RETURN(
       values["PROMPT"],
       literal("prompt", request.prompt.empty() ? task->default_prompt : request.prompt));

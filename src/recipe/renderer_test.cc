@@ -26,18 +26,24 @@ backend::BackendProfile cpu_profile() {
   return profile;
 }
 
-//! Runs the venv's Python on `script` and returns what it prints.
-std::string run_python(const std::string& script) {
+//! Runs `command` (a shell command line: variables, then a program) on a file holding `text`,
+//! and returns what it prints.
+std::string run_file(const std::string& command, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() /
-                    ("canrun-recipe-" + std::to_string(::getpid()) + ".py");
-  std::ofstream(path) << script;
+                    ("canrun-recipe-" + std::to_string(::getpid()) + ".txt");
+  std::ofstream(path) << text;
   std::string out;
-  FILE* pipe = ::popen((std::string(CANRUN_PYTHON) + " " + path.string() + " 2>&1").c_str(), "r");
+  FILE* pipe = ::popen((command + " " + path.string() + " 2>&1").c_str(), "r");
   char buffer[4096];
   while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
   ::pclose(pipe);
   std::filesystem::remove(path);
   return out;
+}
+
+//! Runs the venv's Python on `script` and returns what it prints.
+std::string run_python(const std::string& script) {
+  return run_file(std::string(CANRUN_PYTHON), script);
 }
 
 TEST(PythonLiteralTest, EscapesEverythingButPrintableAscii) {
@@ -189,6 +195,35 @@ TEST(RendererTest, EveryTaskRendersValidPythonOnOneCoreAndSharded) {
                 "ok\n");
     }
   }
+}
+
+// The model page shows the prefetch command and run.py for `python3 run.py`: both must name the
+// same cache folder, in a shell where the cache variable is unset and in one where it is set.
+TEST(RendererTest, RunAloneUsesTheCacheFolderThePrefetchCommandFills) {
+  auto neuron =
+      backend::load_profile(std::filesystem::path(CANRUN_SOURCE_DIR) / "backends" / "neuron.toml");
+  ASSERT_TRUE(neuron.ok()) << neuron.error().message();
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  const auto script = render_recipe(request, *neuron);
+  ASSERT_TRUE(script.ok()) << script.error().message();
+  // run.py's settings, as `python3 run.py` runs them before anything else, then its cache folder.
+  const auto main = script->find("\n\n\ndef main():\n");
+  ASSERT_NE(main, std::string::npos);
+  const std::string settings = script->substr(0, main) + "\nprint(os.environ.get(CACHE_ENV))\n";
+  // The folder the command syncs into, as the shell expands its last argument.
+  const std::string shell = "set -- " + neuron->prefetch_command("2.16.372.0+4a9b2326") +
+                            "\nfor last; do :; done\necho \"$last\"\n";
+  const std::string python(CANRUN_PYTHON);
+  const std::string unset = "env -u TORCH_NEURONX_NEFF_CACHE_DIR ";
+  EXPECT_EQ(run_file(unset + python, settings), "/tmp/neff_cache\n");
+  EXPECT_EQ(run_file(unset + "sh", shell), "/tmp/neff_cache\n");
+  const std::string set = "env TORCH_NEURONX_NEFF_CACHE_DIR=/fsx/neff ";
+  EXPECT_EQ(run_file(set + python, settings), "/fsx/neff\n");
+  EXPECT_EQ(run_file(set + "sh", shell), "/fsx/neff\n");
+  // A profile without a default folder leaves the variable to whoever runs the script.
+  EXPECT_THAT(*render_recipe(request, cpu_profile()),
+              HasSubstr("CACHE_ENV, CACHE_DIR = None, None\n"));
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
                                                        profile.compiler, place.compiler_version)
                                  .string();
   }
+  if (!profile.cache_local_env.empty()) {
+    env[profile.cache_local_env] =
+        cache::local_compiler_cache_dir(place.cache_dir, profile.name, profile.compiler,
+                                        place.compiler_version)
+            .string();
+  }
   if (auto pinning = place.pinning ? place.pinning : backend::pinning_value(profile, place.cores)) {
     env[profile.pinning_env] = *pinning;
   }

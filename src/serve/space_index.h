@@ -60,7 +60,8 @@ struct IndexInputs {
   std::vector<std::shared_ptr<const StackVerdicts>> stacks;
   std::vector<RankingSnapshot> rankings;
   CatalogFacts catalog;
-  //! backend → prefetch command template with {compiler_version}; absent: no public cache.
+  //! backend → prefetch command template with {compiler_version} (its profile's
+  //! prefetch_template: the cache folder filled in); absent: no public cache.
   std::map<std::string, std::string> prefetch_templates;
   //! backend → its profile's topology, for the predicted plans of untested models.
   std::map<std::string, backend::Topology> topologies;

@@ -133,7 +133,8 @@ Status SpaceSources::load_side_inputs() {
       continue;
     }
     const std::string name = it->path().stem().string();
-    if (!profile->cache_prefetch.empty()) templates.emplace(name, profile->cache_prefetch);
+    // {cache_dir} filled from the profile now; a row's compiler version is filled per page.
+    if (!profile->cache_prefetch.empty()) templates.emplace(name, profile->prefetch_template());
     topologies.emplace(name, profile->topology);
   }
   if (paths_.stack_cache)

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/profile.h"
 #include "trial/trial.h"
 
 namespace canrun::trial {
@@ -72,6 +74,18 @@ TEST(ExcludedRowTest, TheTasksLibraryAndWhatIsNotKnownStayEmpty) {
   EXPECT_EQ(row.library_version, "5.1.0");
   EXPECT_FALSE(row.revision.has_value());
   EXPECT_FALSE(row.weights_bytes.has_value());
+}
+
+TEST(ExcludedRowTest, TheNeuronStackRecordsItsLogicalCoreConfig) {
+  // LNC=2 (the runtime's default) is what the shipped profile's 4 cores per chip are made of:
+  // the stack column says so, as it does for a run's row.
+  auto neuron =
+      backend::load_profile(std::filesystem::path(CANRUN_SOURCE_DIR) / "backends" / "neuron.toml");
+  ASSERT_TRUE(neuron.ok()) << neuron.error().message();
+  const ExcludedModel model{"org/big-model", std::nullopt, "text-generation",
+                            "too_large",     "too big",    std::nullopt};
+  const auto stack = nlohmann::json::parse(excluded_row(model, *neuron, stack_of("4.57.6")).stack);
+  EXPECT_EQ(stack["env:NEURON_LOGICAL_NC_CONFIG"], "2");
 }
 
 }  // namespace

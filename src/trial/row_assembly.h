@@ -16,7 +16,8 @@
 namespace canrun::trial {
 
 //! The `stack` column: every version, and what else changes results: the profile's compile
-//! options ("compile:fullgraph") and the variables it sets for runs ("env:NEURON_CC_FLAGS").
+//! options ("compile:fullgraph") and the variables it sets for runs
+//! ("env:NEURON_LOGICAL_NC_CONFIG", the neuron profile's LNC=2).
 std::string stack_json(const stack::Stack& stack, const backend::BackendProfile& profile);
 
 //! The row's columns that do not depend on how the run went.

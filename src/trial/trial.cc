@@ -285,6 +285,9 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   // The reference's tokens, for run.py's teacher-forced pass: a file in its folder, named by a
   // variable (run.py run alone has neither, and skips the pass).
   std::map<std::string, std::string> env = run::script_environment(trial.profile, place);
+  // The compiler's working files in the run's own folder, not one every run on the machine
+  // shares (TORCH_NEURONX_DEBUG_DIR for the neuron profile).
+  for (auto& [name, folder] : trial.profile.run_folder_env(outcome.run_dir)) env[name] = folder;
   if (device.reference && device.reference->reference &&
       !device.reference->reference->tokens.empty()) {
     const fs::path tokens_file = outcome.run_dir / "reference.json";

@@ -29,6 +29,19 @@ def neuron_cache(root):
     return root
 
 
+NEFFS = ["3f/a2/3fa2c0de77.neff", "3f/a2/3fa2ffee01.neff", "07/c1/07c1aa9e3b.neff"]
+WRITING = "07/c1/.tmp.Hq27aZ"  # TorchNeuron's temp file (mkstemp), not yet renamed into place
+
+
+def torchneuron_cache(root):
+    """TorchNeuron's compile cache: hash-sharded NEFFs, and one being written right now."""
+    for name, size in zip(NEFFS, (3000, 2000, 1000)):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(b"N" * size)
+    (root / WRITING).write_bytes(b"n" * 500)
+    return root
+
+
 def tree(root):
     """{relative path: (bytes, mtime_ns)} of every file under root."""
     return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
@@ -136,6 +149,46 @@ def test_an_inductor_cache_is_synced_file_by_file_and_counted(canrun, tmp_path):
         ("inductor-2.13.0", 2, 2, 200), ("inductor-2.14.0", 1, 1, 100)]
 
 
+def test_a_torchneuron_cache_is_synced_neff_by_neff_never_a_write_in_progress(canrun, tmp_path):
+    source = torchneuron_cache(tmp_path / "src")
+    dest = tmp_path / "dst"
+    (dest / "3f" / "a2").mkdir(parents=True)
+    (dest / "3f" / "a2" / ".tmp.Zp01Lk").write_bytes(b"being written at the destination")
+
+    first = canrun("cache", "sync", source, dest, "--delete")
+    assert first.returncode == 0, first.stderr
+    assert f"skip entry  {WRITING}  (incomplete: a write in progress)" in first.stdout
+    assert "copied 3 files (5.9 KiB), deleted 0 files; 0 unchanged; 1 entry skipped" in first.stdout
+    assert sorted(tree(dest)) == sorted(NEFFS + ["3f/a2/.tmp.Zp01Lk"])
+
+    # Once renamed into place, the NEFF comes on the next sync.
+    (source / WRITING).rename(source / "07" / "c1" / "07c1beef00.neff")
+    second = sync_json(canrun, source, dest)
+    assert [step["path"] for step in second["copy"]] == ["07/c1/07c1beef00.neff"]
+    assert second["unchanged"] == 3 and second["skipped_entries"] == []
+
+
+def test_stats_of_a_torchneuron_cache_and_of_canruns_folder_per_compiler_version(canrun, tmp_path):
+    # The folder TorchNeuron writes (no version folder: its top-level folders are hash shards).
+    cache = torchneuron_cache(tmp_path / "neff_cache")
+    result = canrun("cache", "stats", cache)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2].split() == ["neff_cache", "4", "3", "0", "1", "6.3", "KiB"]
+    assert len(lines) == 3
+
+    # canrun's own folder per compiler version holds the same layout.
+    backend = tmp_path / "canrun" / "compile" / "neuron"
+    backend.mkdir(parents=True)
+    cache.rename(backend / "neuronx-cc-2.21.0")
+    stats = canrun("cache", "stats", "--backend", "neuron", "--json",
+                   env={"CANRUN_CACHE": str(tmp_path / "canrun")})
+    assert stats.returncode == 0, stats.stderr
+    data = json.loads(stats.stdout)
+    assert [(v["version"], v["entries"], v["complete"], v["incomplete"]) for v in data["versions"]] == [
+        ("neuronx-cc-2.21.0", 4, 3, 1)]
+
+
 def test_stats_counts_entries_per_compiler_version(canrun, tmp_path):
     cache = neuron_cache(tmp_path / "neuron")
     (cache / "neuronxcc-2.15.128.0+56dc5a86" / "MODULE_1+1").mkdir(parents=True)
@@ -182,6 +235,16 @@ def test_upload_to_a_bucket_goes_through_hf_with_the_exact_arguments(canrun, tmp
     again = sync_json(canrun, source, bucket, env=hf.env)
     assert again["copy"] == [] and again["unchanged"] == 4
     assert len(hf.calls()) == 3, "nothing to copy: the plan is not applied"
+
+
+def test_a_torchneuron_cache_goes_to_a_bucket_without_its_writes_in_progress(canrun, tmp_path, hf):
+    source = torchneuron_cache(tmp_path / "neff_cache")
+    bucket = "hf://buckets/my-org/neff-cache/neuronx-cc-2.21.0"
+
+    out = sync_json(canrun, source, bucket, env=hf.env)
+    assert [(e["entry"], e["why"]) for e in out["skipped_entries"]] == [(WRITING, "a write in progress")]
+    assert sorted(path for _, path in hf.calls()[1]["plan"]) == sorted(NEFFS)
+    assert sorted(tree(hf.bucket("my-org/neff-cache/neuronx-cc-2.21.0"))) == sorted(NEFFS)
 
 
 def test_download_from_a_bucket_with_delete_and_dry_run(canrun, tmp_path, hf):

@@ -126,7 +126,7 @@ test('model page shows run.py, packages, the cache command and history; copy cop
   assert.match(await page.locator('#run-py').textContent(), /from_pretrained\("Qwen\/Qwen3-0.6B"/);
   assert.equal(await page.locator('#packages').textContent(), 'pip install torch-neuronx==2.13.3.0 neuronx-cc==2.16.372.0');
   assert.equal(await page.locator('#prefetch').textContent(),
-    'hf buckets sync hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326 /tmp/neff_cache');
+    'hf buckets sync hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326 "${TORCH_NEURONX_NEFF_CACHE_DIR:-/tmp/neff_cache}"');
   assert.equal(await page.locator('#run-command').textContent(), 'python3 run.py');
   assert.equal(await page.locator('#verified').textContent(), '32/32 tokens match the CPU reference');
   const history = page.locator('table.history tbody tr');

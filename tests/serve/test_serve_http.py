@@ -207,7 +207,10 @@ def test_model_page_api(space):
     assert status == 200
     assert body["status"] == "PASS"
     assert body["verdict"]["packages"] == ["torch-neuronx==2.13.3.0", "neuronx-cc==2.16.372.0"]
-    assert body["prefetch_command"].endswith("neuronxcc-2.16.372.0+4a9b2326 /tmp/neff_cache")
+    # TorchNeuron's cache folder: its variable's, else its default (where run.py run alone looks).
+    assert body["prefetch_command"] == (
+        "hf buckets sync hf://buckets/aws-neuron/torch-neuronx-neff-cache/neuronxcc-2.16.372.0+4a9b2326"
+        ' "${TORCH_NEURONX_NEFF_CACHE_DIR:-/tmp/neff_cache}"')
     assert body["run_command"] == "python3 run.py"
     assert [h["regression"] for h in body["history"]] == [False, True, False, False]
     status, body = get_json(space, "/api/model/Qwen/Qwen3-0.6B?backend=cpu")
