@@ -17,6 +17,9 @@ echo "== dataset: C++ vs pyarrow"
 echo "== canrun test harness overhead per task and compile-cache effect"
 .venv/bin/python bench/harness_overhead.py "$build_dir"
 
+echo "== the box: a boxed trial vs an unboxed one, and a box's set-up"
+.venv/bin/python bench/isolation_cost.py "$build_dir"
+
 echo "== verification of the tasks' outputs at real models' sizes (image, logits, embeddings)"
 "$build_dir/bench_verify" --benchmark_out="$build_dir/bench/bench_verify.json" \
   --benchmark_out_format=json

@@ -140,6 +140,18 @@ function backendsTable(data) {
     h('tbody', {}, rows)));
 }
 
+// How the run was boxed (the `isolation` column): the parts of canrun's box, or none.
+const ISOLATION_PARTS = {
+  user: 'user namespace', net: 'no network but loopback', mount: 'read-only but its folders',
+  pid: 'PID namespace', pids: 'process limit',
+};
+
+function isolationText(isolation) {
+  if (!isolation) return '—';
+  if (isolation === 'none') return 'not boxed (the machine allowed none); no secrets passed to it';
+  return `boxed: ${isolation.split(',').map((part) => ISOLATION_PARTS[part] || part).join(', ')}; no secrets passed to it`;
+}
+
 /** Draws the model page for `state` into `root`, unless `isCurrent()` says a newer render took over. */
 export async function renderModel(root, state, isCurrent) {
   const [versions, data] = await Promise.all([loadVersions(), fetchModel(state.id, state.params)]);
@@ -158,6 +170,7 @@ export async function renderModel(root, state, isCurrent) {
     fact('Weights', formatBytes(verdict?.weights_bytes)),
     speedFact(task, verdict),
     fact('Verified', h('span', { id: 'verified' }, verifiedBy(verdict)), { wide: true }),
+    fact('Isolation', h('span', { id: 'isolation' }, isolationText(verdict?.isolation)), { wide: true }),
     fact('What it means', h('span', { id: 'meaning' }, PASS_MEANING + (task?.speed_meaning || '')), { wide: true }));
 
   const notices = [];

@@ -1,19 +1,25 @@
 #include "cli/app.h"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "core/log.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "process/box.h"
+#include "process/environment.h"
 
 namespace canrun::cli {
 namespace {
@@ -46,10 +52,9 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
     if (arg == "--") return std::nullopt;
     if (arg.starts_with('-')) {
       // An option's value is not a command: skip it ("--backend cpu").
-      const CLI::Option* option =
-          arg.find('=') == std::string_view::npos
-              ? current->get_option_no_throw(std::string(arg))
-              : nullptr;
+      const CLI::Option* option = arg.find('=') == std::string_view::npos
+                                      ? current->get_option_no_throw(std::string(arg))
+                                      : nullptr;
       if (option != nullptr && option->get_items_expected_min() > 0) ++idx;
       continue;
     }
@@ -65,9 +70,29 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
   return std::nullopt;
 }
 
+//! Adds `names` to CANRUN_PASS_ENV, which the processes canrun starts inherit (a fleet's
+//! workers too); refuses a malformed entry or a secret, in either.
+Status pass_environment(const std::vector<std::string>& names) {
+  const char* existing = std::getenv(process::kPassEnvVariable.data());
+  std::string value = existing == nullptr ? "" : existing;
+  for (const std::string& name : names) value += (value.empty() ? "" : ",") + name;
+  CANRUN_RETURN_IF_ERROR(process::passed_names(value));
+  if (!names.empty()) ::setenv(process::kPassEnvVariable.data(), value.c_str(), 1);
+  return ok_status();
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
+  // What canrun starts for a model runs as the same user: non-dumpable, canrun's memory and
+  // /proc/<pid>/environ (its secrets) need CAP_SYS_PTRACE over it to be read, which a boxed
+  // run never has, nor an unboxed one of a user without it.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // canrun as the helper that runs a command in a box (process/box.h); not a user's command.
+  if (argc >= 2 && std::string_view(argv[1]) == process::kBoxCommand)
+    return process::box_main(std::vector<std::string>(argv + 2, argv + argc));
+  std::error_code no_helper;  // then runs are not boxed (isolation "none")
+  process::set_box_helper(std::filesystem::read_symlink("/proc/self/exe", no_helper));
   CLI::App app{std::string(kDescription), "canrun"};
   app.set_version_flag("--version", fmt::format("canrun {}", kCanrunVersion),
                        "Print the version and exit");
@@ -75,6 +100,28 @@ int run(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("-v,--verbose", verbosity, "Log more (debug messages)");
   app.add_flag("-q,--quiet", quiet, "Log errors only");
+  std::vector<std::string> pass_env;
+  app.add_option("--pass-env", pass_env,
+                 "Also give NAME (or every variable starting with PREFIX, as PREFIX*) to what "
+                 "canrun runs for a model (run.py, the CPU reference, the judge); repeatable. "
+                 "They get an allow-list of canrun's environment and never a secret (README, "
+                 "\"Isolation\"); the same as CANRUN_PASS_ENV=NAME,...")
+      ->type_name("NAME");
+  std::string isolation_setting;
+  app.add_option("--isolation", isolation_setting,
+                 "How what canrun runs for a model is boxed: auto (the most this machine "
+                 "allows: namespaces, no network but loopback, read-only but its folders, "
+                 "bounded processes) or none (as before the box; secrets are still kept out); "
+                 "the same as CANRUN_ISOLATION")
+      ->check(CLI::IsMember({"auto", "none"}))
+      ->type_name("auto|none");
+  int max_processes = 0;
+  app.add_option("--max-processes", max_processes,
+                 fmt::format("Tasks (processes and threads) a boxed run may have at once; "
+                             "default {}; the same as CANRUN_MAX_PROCESSES",
+                             process::kDefaultMaxProcesses))
+      ->check(CLI::Range(1, 1 << 22))
+      ->type_name("N");
   app.fallthrough();
   app.require_subcommand(0, 1);
   app.footer(
@@ -109,6 +156,14 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const CLI::App* command = chosen_command(app);
     log::error("{}; run '{} --help' for usage", error.what(), command_path(command));
+    return kExitUsage;
+  }
+  if (!isolation_setting.empty())
+    ::setenv(process::kIsolationVariable.data(), isolation_setting.c_str(), 1);
+  if (max_processes > 0)
+    ::setenv(process::kMaxProcessesVariable.data(), std::to_string(max_processes).c_str(), 1);
+  if (auto passed = pass_environment(pass_env); !passed.ok()) {
+    log::error("{}", passed.error().message());
     return kExitUsage;
   }
   if (!action) {

@@ -156,6 +156,18 @@ TEST_F(DatasetTest, InvalidRowWritesNothing) {
   judged.judge_score = std::nan("");
   EXPECT_THAT(data.upsert({judged}).error().message(),
               HasSubstr("column judge_score is nan; it must be a finite number"));
+  VerdictRow boxed = full_row("org/i");
+  for (const char* isolation : {"none", "user,net,mount,pid,pids", "user,net,mount,pid", "net"}) {
+    boxed.isolation = isolation;
+    EXPECT_TRUE(data.upsert({boxed}).ok()) << isolation;
+  }
+  for (const char* isolation : {"", "sandbox", "pid,user", "user,user", "none,pids"}) {
+    boxed.isolation = isolation;
+    EXPECT_THAT(data.upsert({boxed}).error().message(),
+                HasSubstr("column isolation is \"" + std::string(isolation) +
+                          "\"; it must be none or parts of user,net,mount,pid,pids"))
+        << isolation;
+  }
 }
 
 TEST_F(DatasetTest, RefusesToOverwriteAnUnreadableFile) {

@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 44> kColumns = {{
+const std::array<ColumnSpec, 45> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -82,6 +82,14 @@ const std::array<ColumnSpec, 44> kColumns = {{
      "The NeuronCores used when `backend` is `neuron`, else null: `cores` under the name that "
      "query reads.",
      4},
+    {"isolation", &R::isolation,
+     "How the run (run.py, and its CPU reference) was boxed: the parts of canrun's box this "
+     "machine allowed, `user,net,mount,pid,pids` at most (namespaces: user, network with "
+     "loopback only, mounts read-only but its own folders and the compile cache, PID; a pids "
+     "cgroup capping its processes), or `none` (no box: the OS allowed none, or "
+     "`--isolation none`). Whatever it says, the run got an allow-list of canrun's environment "
+     "and no secret. Null on EXCLUDED rows and rows recorded before version 7.",
+     7},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <ranges>
 
 #include "core/model_id.h"
 #include "core/text.h"
@@ -26,6 +28,21 @@ std::optional<std::string> neuronx_cc_of(const VerdictRow& row) {
 std::optional<std::int32_t> neuron_cores_of(const VerdictRow& row) {
   if (row.backend != "neuron") return std::nullopt;
   return row.cores;
+}
+
+//! "none", or distinct parts of the box (process/box.h) in their order: "user,net,mount,pid,pids".
+bool is_isolation(std::string_view text) {
+  if (text == "none") return true;
+  constexpr std::array<std::string_view, 5> kParts = {"user", "net", "mount", "pid", "pids"};
+  std::size_t next = 0;  // parts come in kParts' order, each once
+  for (const auto part : std::views::split(text, ',')) {
+    const std::string_view name(part.begin(), part.end());
+    const auto found =
+        std::find(kParts.begin() + static_cast<std::ptrdiff_t>(next), kParts.end(), name);
+    if (found == kParts.end()) return false;
+    next = static_cast<std::size_t>(found - kParts.begin()) + 1;
+  }
+  return !text.empty();
 }
 
 }  // namespace
@@ -110,6 +127,11 @@ Status check_row(const VerdictRow& row) {
                                     quote_for_message(row.stack, 60)));
   }
   if (row.canrun_version.empty()) return column_error(row, "canrun_version", "is empty");
+  if (row.isolation && !is_isolation(*row.isolation)) {
+    return column_error(row, "isolation",
+                        fmt::format("is {}; it must be none or parts of user,net,mount,pid,pids",
+                                    quote_for_message(*row.isolation, 60)));
+  }
   // The derived columns agree with the ones they come from (fill_neuron_columns).
   const auto text = [](const auto& value) {
     return value ? fmt::format("{}", *value) : std::string("null");

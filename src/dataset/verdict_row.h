@@ -69,6 +69,9 @@ struct VerdictRow {
   //! torch-neuronx Space's query reads, set on neuron rows only.
   std::optional<std::string> neuronx_cc;
   std::optional<std::int32_t> neuron_cores;
+  //! How the run was boxed (process/box.h): "user,net,mount,pid,pids" or a part of it, or
+  //! "none"; null on EXCLUDED rows and rows recorded before canrun boxed runs.
+  std::optional<std::string> isolation;
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/text.h"
+#include "process/environment.h"
 
 namespace canrun::hub {
 namespace {
@@ -59,7 +60,7 @@ Result<process::ProcessOutcome> run_hf(const std::vector<std::string>& args,
   process::ProcessSpec spec;
   spec.argv.push_back(hf.string());
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = process::current_environment();
+  spec.env = process::environment_for(process::Audience::kHf);
   spec.env["NO_COLOR"] = "1";  // its output is read, not shown on a terminal
   spec.timeout = timeout;
   std::string command = "hf";

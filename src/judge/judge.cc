@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "hub/local_model.h"
 #include "judge/judge_files.h"
+#include "process/environment.h"
 #include "stack/stack.h"
 
 namespace canrun::judge {
@@ -263,7 +264,10 @@ Result<std::vector<std::vector<double>>> Judge::features(const std::vector<Judge
 
   process::ProcessSpec spec;
   spec.argv = {options_.python, "judge.py", load_from_, "request.json"};
-  spec.env = process::current_environment();
+  spec.env = process::environment_for(process::Audience::kRun);
+  CANRUN_ASSIGN_OR_RETURN(const process::OwnFolders own, process::OwnFolders::make(work, spec.env));
+  if (process::isolation() != "none")
+    spec.box = process::box_for({fs::absolute(work), spec.env.at("TMPDIR")});
   spec.env["TOKENIZERS_PARALLELISM"] = "false";
   if (offline_) spec.env["HF_HUB_OFFLINE"] = "1";
   spec.cwd = work;

@@ -122,6 +122,15 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
     }
   }
 
+  if (spec.box) {
+    args.front() = program;
+    args = boxed_argv(*spec.box, args);
+    program = args.front();
+    argv.clear();
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+  }
+
   const auto started = Clock::now();
   pid_t pid = 0;
   const int spawned =
@@ -194,6 +203,7 @@ Result<ProcessOutcome> PosixLauncher::run(const ProcessSpec& spec) {
     ::waitpid(pid, &status, 0);
   }
   reap_group(pid);
+  if (spec.box) remove_box_cgroup(pid);
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);

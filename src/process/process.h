@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "process/box.h"
 
 namespace canrun::process {
 
@@ -34,6 +35,8 @@ struct ProcessSpec {
   //! Called with the process group as soon as it started, e.g. to journal it: should canrun
   //! itself die, a later canrun can end what is left of the group.
   std::function<void(int pgid)> on_start;
+  //! Runs it in a box (process/box.h): canrun's helper starts it, inside.
+  std::optional<BoxSpec> box;
 };
 
 struct ProcessOutcome {

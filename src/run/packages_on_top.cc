@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "process/environment.h"
 
 namespace canrun::run {
 namespace {
@@ -43,7 +44,7 @@ Status run_pip(const stack::StackPython& python, const std::vector<std::string>&
   process::ProcessSpec spec;
   spec.argv = {python.python(), "-m", "pip"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = process::current_environment();
+  spec.env = process::environment_for(process::Audience::kPip);
   spec.env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
   spec.env["PIP_NO_INPUT"] = "1";
   spec.cwd = dir;

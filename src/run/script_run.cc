@@ -10,6 +10,8 @@
 #include "cache/cache_tree.h"
 #include "core/atomic_file.h"
 #include "core/log.h"
+#include "process/box.h"
+#include "process/environment.h"
 
 namespace canrun::run {
 
@@ -17,7 +19,7 @@ namespace fs = std::filesystem;
 
 std::map<std::string, std::string> script_environment(const backend::BackendProfile& profile,
                                                       const ScriptPlace& place) {
-  auto env = process::current_environment();
+  auto env = process::environment_for(process::Audience::kRun);
   env["PYTHONUNBUFFERED"] = "1";
   env["TOKENIZERS_PARALLELISM"] = "false";
   if (place.hf_offline) env["HF_HUB_OFFLINE"] = "1";
@@ -57,6 +59,25 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
   return env;
 }
 
+std::vector<fs::path> script_caches(const backend::BackendProfile& profile,
+                                    const ScriptPlace& place) {
+  std::vector<fs::path> folders;
+  if (!profile.cache_env.empty()) {
+    folders.push_back(cache::compiler_cache_dir(place.cache_dir, profile.name, profile.compiler,
+                                                place.compiler_version));
+  }
+  if (!profile.cache_local_env.empty()) {
+    folders.push_back(cache::local_compiler_cache_dir(place.cache_dir, profile.name,
+                                                      profile.compiler, place.compiler_version));
+  }
+  for (fs::path& folder : folders) {
+    std::error_code ignored;  // a run that cannot write its cache still runs
+    fs::create_directories(folder, ignored);
+    folder = fs::absolute(folder);
+  }
+  return folders;
+}
+
 Result<fs::path> make_run_dir(const fs::path& work_dir, std::string_view model_id,
                               std::string_view what) {
   static std::atomic<int> counter{0};
@@ -76,10 +97,17 @@ Result<fs::path> make_run_dir(const fs::path& work_dir, std::string_view model_i
 
 Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
                              const std::string& python, std::map<std::string, std::string> env,
-                             std::chrono::seconds timeout, process::ProcessLauncher& launcher) {
+                             std::chrono::seconds timeout, process::ProcessLauncher& launcher,
+                             const std::vector<fs::path>& caches) {
   CANRUN_RETURN_IF_ERROR(write_file_atomically(dir / "run.py", script));
+  CANRUN_ASSIGN_OR_RETURN(const process::OwnFolders own, process::OwnFolders::make(dir, env));
   process::ProcessSpec spec;
   spec.argv = {python, "run.py"};
+  if (process::isolation() != "none") {
+    std::vector<fs::path> writable = {fs::absolute(dir), env.at("TMPDIR")};
+    writable.insert(writable.end(), caches.begin(), caches.end());
+    spec.box = process::box_for(std::move(writable));
+  }
   spec.env = std::move(env);
   spec.cwd = dir;
   spec.timeout = timeout;

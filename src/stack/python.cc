@@ -10,6 +10,7 @@
 #include "core/cache_dir.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "process/environment.h"
 
 namespace canrun::stack {
 namespace {
@@ -50,7 +51,9 @@ Result<nlohmann::json> StackPython::ask(std::string_view what, std::string_view 
   process::ProcessSpec spec;
   spec.argv = {python_, "-c", std::string(script)};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = process::current_environment();
+  spec.env = process::environment_for(process::Audience::kRun);
+  CANRUN_ASSIGN_OR_RETURN(const process::OwnFolders own,
+                          process::OwnFolders::make(cache_root_ / "probe", spec.env));
   spec.timeout = timeout;
   spec.cwd = fs::temp_directory_path();
   auto outcome = launcher_.run(spec);

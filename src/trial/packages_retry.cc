@@ -35,7 +35,8 @@ Result<std::optional<run::ScriptRun>> retry_with_packages(
       outcome.row.packages = overlay->packages;
       for (auto& [name, value] : run::script_environment(trial.profile, place)) env[name] = value;
       CANRUN_ASSIGN_OR_RETURN(retried, run::run_script(trial.script, outcome.run_dir, trial.python,
-                                                       env, trial.request.timeout, launcher));
+                                                       env, trial.request.timeout, launcher,
+                                                       run::script_caches(trial.profile, place)));
     } else {
       note = fmt::format("installing {} on top of the stack failed: {}",
                          fmt::join(wanted.distributions, ", "), overlay.error().message());

@@ -6,6 +6,7 @@
 #include "core/cache_dir.h"
 #include "core/log.h"
 #include "dataset/dataset.h"
+#include "process/box.h"
 #include "run/classify.h"
 #include "run/script_run.h"
 #include "task/task.h"
@@ -222,10 +223,11 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                std::nullopt,
                                trial.checkpoint.in_hf_cache(),
                                python_path};
-  CANRUN_ASSIGN_OR_RETURN(run::ScriptRun ref_run,
-                          run::run_script(reference_script, out.run_dir, trial.python,
-                                          run::script_environment(reference_profile, place),
-                                          trial.request.timeout, launcher));
+  CANRUN_ASSIGN_OR_RETURN(
+      run::ScriptRun ref_run,
+      run::run_script(reference_script, out.run_dir, trial.python,
+                      run::script_environment(reference_profile, place), trial.request.timeout,
+                      launcher, run::script_caches(reference_profile, place)));
   if (auto failure = run::classify(ref_run.outcome, ref_run.report)) {
     out.failure = std::move(failure);
     return out;
@@ -264,6 +266,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   dataset::VerdictRow& row = outcome.row;
   row = start_row(trial, stack);
   if (trial.plan.exclusion) return device;  // nothing to run: start_row made its EXCLUDED row
+  row.isolation = process::isolation();
   CANRUN_RETURN_IF_ERROR(require_local_files(trial.checkpoint));
   if (placement.cores.count != trial.plan.cores) {
     return invalid_argument(fmt::format("placed on {} cores, but the plan needs {}",
@@ -295,9 +298,10 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
         tokens_file, nlohmann::json{{"tokens", device.reference->reference->tokens}}.dump()));
     env[std::string(run::kReferenceTokensVariable)] = tokens_file.string();
   }
-  CANRUN_ASSIGN_OR_RETURN(run::ScriptRun backend_run,
-                          run::run_script(trial.script, outcome.run_dir, trial.python, env,
-                                          trial.request.timeout, launcher));
+  CANRUN_ASSIGN_OR_RETURN(
+      run::ScriptRun backend_run,
+      run::run_script(trial.script, outcome.run_dir, trial.python, env, trial.request.timeout,
+                      launcher, run::script_caches(trial.profile, place)));
   record_measurements(backend_run, outcome);
   auto failure = run::classify(backend_run.outcome, backend_run.report);
   if (failure && failure->result == VerdictResult::kFailLoad && backend_run.report) {

@@ -44,6 +44,11 @@ def test_the_indexed_job_is_what_the_validator_checked(manifests):
     assert spec["template"]["spec"]["nodeSelector"] == {
         "node.kubernetes.io/instance-type": "trn2.48xlarge"}
     assert spec["template"]["spec"]["containers"][0]["image"] == "example/canrun:1"
+    for name in ("job.json", "collect-job.json"):
+        [container] = manifests[name]["spec"]["template"]["spec"]["containers"]
+        assert container["securityContext"] == {
+            "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def rejected(manifest, version="1.29"):

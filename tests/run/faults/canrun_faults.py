@@ -74,9 +74,12 @@ def flooding(gm, example_inputs):
 def crashing_rank_1(gm, example_inputs):
     """Sharded runs: rank 1 dies by SIGKILL after CANRUN_FAULT_GOOD_CALLS calls of its graph
     (mid-run); the other ranks run the graph as it is. Each rank notes "rank pid pgid" in
-    $CANRUN_FAULT_PIDS/<rank>, so a test can check that none outlives the run: CRASH."""
+    $CANRUN_FAULT_PIDS/<rank> (a folder relative to the run folder, the one place a boxed run
+    may write), so a test can check that none outlives the run: CRASH. In a box the numbers are
+    those of its PID namespace."""
     rank = os.environ.get("RANK", "0")
     if os.environ.get("CANRUN_FAULT_PIDS"):
+        os.makedirs(os.environ["CANRUN_FAULT_PIDS"], exist_ok=True)
         with open(os.path.join(os.environ["CANRUN_FAULT_PIDS"], rank), "w") as note:
             note.write(f"{rank} {os.getpid()} {os.getpgid(0)}\n")
     if rank != "1":
@@ -115,4 +118,79 @@ def perturbing_rank_1(gm, example_inputs):
             local = weight.to_local() if hasattr(weight, "to_local") else weight
             scale = 1 + noise * torch.randn(local.shape, generator=generator, dtype=torch.float32)
             local.mul_(scale.to(local.dtype))
+    return gm.forward
+
+
+def _try(action):
+    """None when `action` succeeded, else the error it raised, as text."""
+    try:
+        action()
+        return None
+    except Exception as error:  # noqa: BLE001 - what failed is the finding
+        return f"{type(error).__name__}: {error}"
+
+
+def _write(path):
+    with open(path, "w") as note:
+        note.write("a run was here\n")
+
+
+def _connect(port):
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"a run was here\n")
+
+
+def _spawn_until_refused(limit, marker):
+    """Starts `sleep 60` until the OS refuses or `limit` were started; each carries `marker` in
+    its environment. Returns (started, the error). Keeps three in sessions of their own (out of
+    run.py's process group) and ends the others."""
+    import subprocess
+    started, error = [], None
+    env = dict(os.environ, **{marker: "1"})
+    while len(started) < limit:
+        try:
+            started.append(subprocess.Popen(["sleep", "60"], env=env, start_new_session=True))
+        except OSError as refused:
+            error = f"{type(refused).__name__}: {refused}"
+            break
+    for process in started[3:]:
+        process.kill()
+        process.wait()
+    return len(started), error
+
+
+def prying(gm, example_inputs):
+    """Tries, once, what a stranger's code should not be able to do from inside a run, and notes
+    what it found in pried.json in its folder (the run folder); then runs the graph as it is
+    (PASS). Always: reads canrun's secrets (HF_TOKEN, the Hub library's token,
+    AWS_SECRET_ACCESS_KEY) and the variables CANRUN_FAULT_LOOK_FOR names, writes into its home.
+    With CANRUN_FAULT_PRY=all, also: connects to 127.0.0.1:CANRUN_FAULT_PORT, writes a file
+    into the folders CANRUN_FAULT_WRITE_INTO names (comma-separated), starts processes until
+    refused (at most CANRUN_FAULT_SPAWN, marked with CANRUN_FAULT_MARK) and leaves three of
+    them running outside its process group."""
+    if os.path.exists("pried.json"):
+        return gm.forward
+    import json
+    from huggingface_hub import get_token
+
+    home = os.path.expanduser("~")
+    found = {
+        "HF_TOKEN": os.environ.get("HF_TOKEN"),
+        "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+        "hub_token": get_token(),
+        "looked": {n: os.environ.get(n) for n in os.environ.get("CANRUN_FAULT_LOOK_FOR", "").split(",") if n},
+        "home": home,
+        "wrote_home": _try(lambda: _write(os.path.join(home, "pried"))) is None,
+        "tmpdir": os.environ.get("TMPDIR"),
+        "cwd": os.getcwd(),
+    }
+    if os.environ.get("CANRUN_FAULT_PRY") == "all":
+        found["connect"] = _try(lambda: _connect(int(os.environ["CANRUN_FAULT_PORT"])))
+        found["writes"] = {folder: _try(lambda: _write(os.path.join(folder, "canrun-pried")))
+                           for folder in os.environ.get("CANRUN_FAULT_WRITE_INTO", "").split(",") if folder}
+        found["spawned"], found["spawn_error"] = _spawn_until_refused(
+            int(os.environ.get("CANRUN_FAULT_SPAWN", "200")), os.environ["CANRUN_FAULT_MARK"])
+    with open("pried.json", "w") as out:
+        json.dump(found, out)
     return gm.forward

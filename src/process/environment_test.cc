@@ -1,0 +1,139 @@
+#include "process/environment.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/test_temp_dir.h"
+
+namespace canrun::process {
+namespace {
+
+namespace fs = std::filesystem;
+using Env = std::map<std::string, std::string>;
+
+TEST(EnvironmentTest, CredentialsAreSecretsAndLookalikesAreNot) {
+  for (const char* name :
+       {"HF_TOKEN", "hf_token", "HUGGING_FACE_HUB_TOKEN", "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_WEB_IDENTITY_TOKEN_FILE", "GITHUB_TOKEN",
+        "OPENAI_API_KEY", "DB_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "CANRUN_UPLOAD_TOKEN",
+        "MY_SECRET_THING"}) {
+    EXPECT_TRUE(is_secret_name(name)) << name;
+  }
+  for (const char* name : {"PATH", "TOKENIZERS_PARALLELISM", "KEYBOARD", "HF_HOME", "MONKEY",
+                           "OMP_NUM_THREADS", "KEY_MAP", "SECRETARY"}) {
+    EXPECT_FALSE(is_secret_name(name)) << name;
+  }
+}
+
+TEST(EnvironmentTest, ARunGetsTheAllowListAndNoSecret) {
+  const Env from = {{"PATH", "/usr/bin"},
+                    {"HOME", "/home/ada"},
+                    {"HF_TOKEN", "hf_abc"},
+                    {"HF_TOKEN_PATH", "/home/ada/token"},
+                    {"AWS_SECRET_ACCESS_KEY", "xyz"},
+                    {"AWS_REGION", "us-east-1"},
+                    {"OMP_NUM_THREADS", "2"},
+                    {"CUDA_VISIBLE_DEVICES", "0"},
+                    {"NEURON_RT_VISIBLE_CORES", "0-3"},
+                    {"PYTHONPATH", "/src/backend"},
+                    {"CANRUN_FAULT_DIMS", "1"},
+                    {"CANRUN_UPLOAD_TOKEN", "t"},
+                    {"SSH_AUTH_SOCK", "/tmp/agent"},
+                    {"DATABASE_URL", "postgres://u:p@h/db"}};
+  const Env env = environment_for(Audience::kRun, from);
+  const Env expected = {{"PATH", "/usr/bin"},
+                        {"OMP_NUM_THREADS", "2"},
+                        {"CUDA_VISIBLE_DEVICES", "0"},
+                        {"NEURON_RT_VISIBLE_CORES", "0-3"},
+                        {"PYTHONPATH", "/src/backend"},
+                        {"CANRUN_FAULT_DIMS", "1"},
+                        // HOME is not passed, so the cache huggingface_hub would find is named.
+                        {"HF_HOME", "/home/ada/.cache/huggingface"},
+                        {"HF_HUB_OFFLINE", "1"},
+                        {"HF_TOKEN_PATH", "/dev/null"},
+                        {"HF_STORED_TOKENS_PATH", "/dev/null"}};
+  EXPECT_EQ(env, expected);
+}
+
+TEST(EnvironmentTest, HfHomeIsResolvedAsTheHubLibraryDoes) {
+  EXPECT_EQ(
+      environment_for(Audience::kRun, {{"HF_HOME", "/data/hf"}, {"HOME", "/h"}}).at("HF_HOME"),
+      "/data/hf");
+  EXPECT_EQ(
+      environment_for(Audience::kRun, {{"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}}).at("HF_HOME"),
+      "/x/huggingface");
+  EXPECT_FALSE(environment_for(Audience::kRun, {}).contains("HF_HOME"));
+}
+
+TEST(EnvironmentTest, ToolsThatFetchGetTheirCredentialsOnly) {
+  const Env from = {{"HOME", "/home/ada"},         {"HF_TOKEN", "hf_abc"},
+                    {"HF_ENDPOINT", "http://hub"}, {"https_proxy", "http://proxy:3128"},
+                    {"PIP_INDEX_URL", "http://i"}, {"AWS_SECRET_ACCESS_KEY", "xyz"},
+                    {"PATH", "/usr/bin"}};
+  const Env hf = environment_for(Audience::kHf, from);
+  EXPECT_EQ(hf.at("HF_TOKEN"), "hf_abc");
+  EXPECT_EQ(hf.at("HF_ENDPOINT"), "http://hub");
+  EXPECT_EQ(hf.at("HOME"), "/home/ada");
+  EXPECT_EQ(hf.at("https_proxy"), "http://proxy:3128");
+  EXPECT_FALSE(hf.contains("PIP_INDEX_URL"));
+  EXPECT_FALSE(hf.contains("AWS_SECRET_ACCESS_KEY"));
+
+  const Env pip = environment_for(Audience::kPip, from);
+  EXPECT_EQ(pip.at("PIP_INDEX_URL"), "http://i");
+  EXPECT_EQ(pip.at("HOME"), "/home/ada");
+  EXPECT_FALSE(pip.contains("HF_TOKEN"));
+  EXPECT_FALSE(pip.contains("AWS_SECRET_ACCESS_KEY"));
+}
+
+TEST(EnvironmentTest, PassEnvAddsNamesAndPrefixesButNeverASecret) {
+  const Env from = {{"CANRUN_PASS_ENV", "MY_SETTING, AWS_*"},
+                    {"MY_SETTING", "1"},
+                    {"MY_OTHER", "2"},
+                    {"AWS_REGION", "us-east-1"},
+                    {"AWS_SECRET_ACCESS_KEY", "xyz"}};
+  const Env env = environment_for(Audience::kRun, from);
+  EXPECT_EQ(env.at("MY_SETTING"), "1");
+  EXPECT_EQ(env.at("AWS_REGION"), "us-east-1");
+  EXPECT_FALSE(env.contains("MY_OTHER"));
+  EXPECT_FALSE(env.contains("AWS_SECRET_ACCESS_KEY"));
+}
+
+TEST(EnvironmentTest, PassedNamesAreVariableNamesAndNotSecrets) {
+  const auto names = passed_names(" A , B_* ,,");
+  ASSERT_TRUE(names.ok()) << names.error().message();
+  EXPECT_EQ(*names, (std::vector<std::string>{"A", "B_*"}));
+  for (const char* bad : {"1A", "A-B", "A*B", "*"}) {
+    const auto refused = passed_names(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message().find(std::string("\"") + bad + "\" is not a variable"),
+              std::string::npos)
+        << refused.error().message();
+  }
+  const auto secret = passed_names("OK,HF_TOKEN");
+  ASSERT_FALSE(secret.ok());
+  EXPECT_NE(secret.error().message().find("\"HF_TOKEN\" names a secret"), std::string::npos)
+      << secret.error().message();
+}
+
+TEST(EnvironmentTest, OwnFoldersAreTheRunsAndTheTemporaryOneGoesWithIt) {
+  testing::TempDir dir("env");
+  Env env = {{"HOME", "/home/ada"}};
+  fs::path tmp;
+  {
+    auto own = OwnFolders::make(dir.path() / "run", env);
+    ASSERT_TRUE(own.ok()) << own.error().message();
+    EXPECT_EQ(env.at("HOME"), (dir.path() / "run" / "home").string());
+    EXPECT_TRUE(fs::is_directory(env.at("HOME")));
+    tmp = env.at("TMPDIR");
+    EXPECT_TRUE(fs::is_directory(tmp));
+    EXPECT_LT(tmp.string().size(), 64U);  // room for a socket's name below it
+    (void)!std::ofstream(tmp / "scratch").put('x');
+  }
+  EXPECT_FALSE(fs::exists(tmp));
+  EXPECT_TRUE(fs::is_directory(dir.path() / "run" / "home"));
+}
+
+}  // namespace
+}  // namespace canrun::process
