@@ -109,6 +109,10 @@ test("model pages: the sharded PASS, the stack apart from the packages on top, b
   let page = await openPage('/model/HuggingFaceTB/SmolLM2-135M-Instruct?task=text-generation');
   assert.match(await page.locator('.facts').textContent(), /Cores3Parallelismtp/);
   assert.match(await page.locator('#verified').textContent(), /judge/);
+  // How its run was boxed (as root, all of canrun's box; elsewhere at least no secrets).
+  assert.match(await page.locator('#isolation').textContent(),
+    process.getuid() === 0 ? /^boxed: user namespace, no network but loopback, read-only but its folders, PID namespace, process limit; no secrets passed to it$/
+      : /no secrets passed to it$/);
   // How to run it: the stack (the environment), then apart from it what to add on top: nothing.
   assert.match(await page.locator('#stack-summary').textContent(), /torch 2\.13\.0.*transformers 5\.18\.0/);
   assert.equal(await page.locator('#packages').count(), 0);
