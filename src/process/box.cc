@@ -124,6 +124,34 @@ bool enter_pids_cgroup(int limit) {
   return false;
 }
 
+//! Takes the helper out of its pids cgroup (back into the one it came from) and removes it.
+void leave_pids_cgroup() {
+  const auto parent = pids_cgroup_folder();  // the box's own, now
+  if (!parent) return;
+  const fs::path folder = *parent;
+  if (!write_text(folder.parent_path() / "cgroup.procs", std::to_string(::getpid()))) return;
+  for (int attempt = 0; attempt < 50 && ::rmdir(folder.c_str()) != 0 && errno == EBUSY; ++attempt)
+    ::usleep(10000);
+}
+
+//! Removes the pids cgroups of helpers that are gone (killed before they could remove theirs).
+void sweep_box_cgroups() {
+  const auto parent = pids_cgroup_folder();
+  if (!parent) return;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(*parent, error)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "canrun-box-";
+    if (!name.starts_with(kPrefix)) continue;
+    int pid = 0;
+    const auto [end, parsed] =
+        std::from_chars(name.data() + kPrefix.size(), name.data() + name.size(), pid);
+    if (parsed != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its helper still runs
+    ::rmdir(entry.path().c_str());
+  }
+}
+
 void set_limit(int resource, rlim_t value) {
   rlimit limit{};
   ::getrlimit(resource, &limit);
@@ -344,6 +372,7 @@ std::string probe_isolation() {
         "them");
     return "none";
   }
+  sweep_box_cgroups();
   BoxSpec box = box_for({});
   std::vector<std::string> argv = boxed_argv(box, {"/bin/true"});
   argv.insert(argv.begin() + 2, "--probe");
@@ -443,6 +472,7 @@ int box_main(const std::vector<std::string>& args) {
   int status = 0;
   while (::waitpid(setup, &status, 0) < 0 && errno == EINTR) {
   }
+  if (pids) leave_pids_cgroup();  // its box is gone: nothing else is in it
   return exit_as(status);
 }
 

@@ -78,7 +78,8 @@ std::vector<std::string> boxed_argv(const BoxSpec& box, const std::vector<std::s
 int box_main(const std::vector<std::string>& args);
 
 //! Removes the pids cgroup a helper of process `helper_pid` made, should it have been killed
-//! before it could (canrun calls it after each boxed run); nothing when there is none.
+//! before it could remove it itself (canrun calls it after each boxed run, and isolation()'s
+//! probe removes those of every helper that is gone); nothing when there is none.
 void remove_box_cgroup(int helper_pid);
 
 }  // namespace canrun::process
