@@ -1,14 +1,19 @@
 #include "process/environment.h"
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <ranges>
 
 #include "process/process.h"
@@ -187,7 +192,11 @@ Result<OwnFolders> OwnFolders::make(const std::filesystem::path& folder,
   const fs::path home = fs::absolute(folder / "home");
   fs::create_directories(home, error);
   if (error) return io_error(fmt::format("cannot create {}: {}", home.string(), error.message()));
-  std::string pattern = (fs::temp_directory_path(error) / "canrun-XXXXXX").string();
+  static std::once_flag swept;  // what a killed canrun left, once per process
+  std::call_once(swept, [] { sweep_own_folders(std::filesystem::temp_directory_path()); });
+  std::string pattern =
+      (fs::temp_directory_path(error) / fmt::format("{}{}-XXXXXX", kScratchPrefix, ::getpid()))
+          .string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return io_error(
         fmt::format("cannot create a temporary folder {}: {}", pattern, std::strerror(errno)));
@@ -195,6 +204,22 @@ Result<OwnFolders> OwnFolders::make(const std::filesystem::path& folder,
   env["HOME"] = home.string();
   env["TMPDIR"] = pattern;
   return OwnFolders(fs::path(pattern));
+}
+
+void sweep_own_folders(const std::filesystem::path& temp) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(temp, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kScratchPrefix)) continue;
+    const std::string_view rest = std::string_view(name).substr(kScratchPrefix.size());
+    int pid = 0;
+    const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+    if (parsed != std::errc() || end == rest.data() + rest.size() || *end != '-' || pid <= 0)
+      continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its canrun still runs
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+  }
 }
 
 OwnFolders::~OwnFolders() {

@@ -67,6 +67,13 @@ std::string hf_home(const std::map<std::string, std::string>& env);
 //! environment_for(audience, current_environment()).
 std::map<std::string, std::string> environment_for(Audience audience);
 
+//! The temporary folders OwnFolders makes: <system temp>/canrun-scratch-<canrun's pid>-XXXXXX.
+inline constexpr std::string_view kScratchPrefix = "canrun-scratch-";
+
+//! Removes the temporary folders in `temp` of canrun processes that are gone (killed before
+//! their runs ended, so their OwnFolders could not); OwnFolders::make calls it once per process.
+void sweep_own_folders(const std::filesystem::path& temp);
+
 //! A home and a temporary folder of one process's own, named by HOME and TMPDIR in its
 //! environment: what it writes there (dot-files, the caches of libraries canrun does not name,
 //! scratch files) is not the user's. The home is `folder`/home and stays (beside run.py, for

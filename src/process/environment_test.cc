@@ -1,6 +1,9 @@
 #include "process/environment.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -133,6 +136,22 @@ TEST(EnvironmentTest, OwnFoldersAreTheRunsAndTheTemporaryOneGoesWithIt) {
   }
   EXPECT_FALSE(fs::exists(tmp));
   EXPECT_TRUE(fs::is_directory(dir.path() / "run" / "home"));
+}
+
+TEST(EnvironmentTest, AKilledCanrunsTemporaryFoldersAreSweptAndALiveOnesAreNot) {
+  testing::TempDir temp("scratch-sweep");
+  const pid_t gone = ::fork();  // a process that has ended: its pid names no process now
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  const fs::path dead = temp.path() / fmt::format("{}{}-AbC123", kScratchPrefix, gone);
+  const fs::path live = temp.path() / fmt::format("{}{}-XyZ789", kScratchPrefix, ::getpid());
+  const fs::path other = temp.path() / "canrun-cache-list-1";
+  for (const fs::path& folder : {dead, live, other}) fs::create_directories(folder / "sub");
+  sweep_own_folders(temp.path());
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
 }
 
 }  // namespace
