@@ -244,7 +244,6 @@ Result<Judge> Judge::open(Options options, process::ProcessLauncher& launcher) {
   judge.load_from_ = source->load_from;
   judge.name_ =
       source->commit ? fmt::format("{}@{}", source->model_id, *source->commit) : source->model_id;
-  judge.offline_ = source->from_hf_cache;
   return judge;
 }
 
@@ -266,10 +265,8 @@ Result<std::vector<std::vector<double>>> Judge::features(const std::vector<Judge
   spec.argv = {options_.python, "judge.py", load_from_, "request.json"};
   spec.env = process::environment_for(process::Audience::kRun);
   CANRUN_ASSIGN_OR_RETURN(const process::OwnFolders own, process::OwnFolders::make(work, spec.env));
-  if (process::isolation() != "none")
-    spec.box = process::box_for({fs::absolute(work), spec.env.at("TMPDIR")});
+  spec.box = process::box_if_isolated({fs::absolute(work), spec.env.at("TMPDIR")});
   spec.env["TOKENIZERS_PARALLELISM"] = "false";
-  if (offline_) spec.env["HF_HUB_OFFLINE"] = "1";
   spec.cwd = work;
   // Measuring the labelled set takes minutes: a limit that grows with the texts.
   spec.timeout = std::max(options_.timeout, std::chrono::seconds(10 * items.size()));

@@ -139,7 +139,6 @@ class Judge {
   process::ProcessLauncher* launcher_;
   std::string load_from_;
   std::string name_;
-  bool offline_ = false;
 };
 
 }  // namespace canrun::judge

@@ -107,7 +107,11 @@ std::optional<fs::path> pids_cgroup_folder() {
   return std::nullopt;
 }
 
-std::string box_cgroup_name(int helper_pid) { return fmt::format("canrun-box-{}", helper_pid); }
+constexpr std::string_view kCgroupPrefix = "canrun-box-";
+
+std::string box_cgroup_name(int helper_pid) {
+  return fmt::format("{}{}", kCgroupPrefix, helper_pid);
+}
 
 //! Makes the helper's own pids cgroup, capped at `limit` tasks, and moves the helper into it
 //! (its descendants follow). False when the cgroup file system does not let it.
@@ -140,15 +144,8 @@ void sweep_box_cgroups() {
   if (!parent) return;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(*parent, error)) {
-    const std::string name = entry.path().filename().string();
-    constexpr std::string_view kPrefix = "canrun-box-";
-    if (!name.starts_with(kPrefix)) continue;
-    int pid = 0;
-    const auto [end, parsed] =
-        std::from_chars(name.data() + kPrefix.size(), name.data() + name.size(), pid);
-    if (parsed != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
-    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its helper still runs
-    ::rmdir(entry.path().c_str());
+    if (named_for_a_gone_process(entry.path().filename().string(), kCgroupPrefix))
+      ::rmdir(entry.path().c_str());
   }
 }
 
@@ -422,6 +419,11 @@ std::vector<fs::path> credential_paths(const std::map<std::string, std::string>&
     }
   }
   return paths;
+}
+
+std::optional<BoxSpec> box_if_isolated(std::vector<fs::path> writable) {
+  if (isolation() == "none") return std::nullopt;
+  return box_for(std::move(writable));
 }
 
 BoxSpec box_for(std::vector<fs::path> writable) {

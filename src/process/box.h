@@ -27,6 +27,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,9 @@ std::vector<std::filesystem::path> credential_paths(const std::map<std::string, 
 //! The box canrun's settings give (CANRUN_MAX_PROCESSES) around these writable folders, hiding
 //! the credential_paths of canrun's environment.
 BoxSpec box_for(std::vector<std::filesystem::path> writable);
+
+//! box_for(writable) where runs are boxed (isolation() is not "none"), else none.
+std::optional<BoxSpec> box_if_isolated(std::vector<std::filesystem::path> writable);
 
 //! The command line that runs `argv` (argv[0] a path) in a box, by the helper set_box_helper
 //! named.

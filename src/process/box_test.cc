@@ -8,23 +8,22 @@ namespace canrun::process {
 namespace {
 
 TEST(BoxTest, TheHelperRunsTheCommandAfterTheBoxsFoldersAndLimits) {
-  set_box_helper("/opt/canrun/bin/canrun");
+  set_box_helper("bin/canrun");
   BoxSpec box;
-  box.writable = {"/work/run", "/tmp/canrun-x"};
-  box.hidden = {"/home/ada/.aws"};
+  box.writable = {"runs/tiny-llama", "scratch"};
+  box.hidden = {"ada-home/.aws"};
   box.max_processes = 64;
-  EXPECT_EQ(
-      boxed_argv(box, {"/usr/bin/python3", "run.py"}),
-      (std::vector<std::string>{"/opt/canrun/bin/canrun", "__box", "--rw", "/work/run", "--rw",
-                                "/tmp/canrun-x", "--hide", "/home/ada/.aws", "--pids", "64",
-                                "--nofile", "65536", "--", "/usr/bin/python3", "run.py"}));
+  EXPECT_EQ(boxed_argv(box, {"venv/bin/python3", "run.py"}),
+            (std::vector<std::string>{"bin/canrun", "__box", "--rw", "runs/tiny-llama", "--rw",
+                                      "scratch", "--hide", "ada-home/.aws", "--pids", "64",
+                                      "--nofile", "65536", "--", "venv/bin/python3", "run.py"}));
 }
 
 TEST(BoxTest, ItHidesTheHubTokenAndTheUsersCloudAndSshCredentials) {
-  const auto paths = credential_paths({{"HOME", "/home/ada"}, {"HF_HOME", "/data/hf"}});
-  for (const char* expected : {"/data/hf/token", "/data/hf/stored_tokens", "/home/ada/.aws",
-                               "/home/ada/.ssh", "/home/ada/.config/gcloud", "/home/ada/.netrc",
-                               "/home/ada/.docker/config.json", "/home/ada/.git-credentials"}) {
+  const auto paths = credential_paths({{"HOME", "ada-home"}, {"HF_HOME", "hf-home"}});
+  for (const char* expected : {"hf-home/token", "hf-home/stored_tokens", "ada-home/.aws",
+                               "ada-home/.ssh", "ada-home/.config/gcloud", "ada-home/.netrc",
+                               "ada-home/.docker/config.json", "ada-home/.git-credentials"}) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), std::filesystem::path(expected)), paths.end())
         << expected;
   }

@@ -209,14 +209,7 @@ Result<OwnFolders> OwnFolders::make(const std::filesystem::path& folder,
 void sweep_own_folders(const std::filesystem::path& temp) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(temp, error)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(kScratchPrefix)) continue;
-    const std::string_view rest = std::string_view(name).substr(kScratchPrefix.size());
-    int pid = 0;
-    const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-    if (parsed != std::errc() || end == rest.data() + rest.size() || *end != '-' || pid <= 0)
-      continue;
-    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its canrun still runs
+    if (!named_for_a_gone_process(entry.path().filename().string(), kScratchPrefix)) continue;
     std::error_code ignored;
     std::filesystem::remove_all(entry.path(), ignored);
   }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 
@@ -229,6 +230,16 @@ void TailBuffer::append(std::string_view bytes) {
 std::string TailBuffer::take() {
   TailTrim(data_, limit_);
   return std::move(data_);
+}
+
+bool named_for_a_gone_process(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix)) return false;
+  const std::string_view rest = name.substr(prefix.size());
+  int pid = 0;
+  const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+  if (parsed != std::errc() || pid <= 0) return false;
+  if (end != rest.data() + rest.size() && *end != '-') return false;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 std::map<std::string, std::string> current_environment() {

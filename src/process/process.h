@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -67,6 +68,10 @@ std::unique_ptr<ProcessLauncher> make_posix_launcher();
 //! XDG_CACHE_HOME, TORCHINDUCTOR_CACHE_DIR and the like) are made absolute: a process runs in
 //! its own folder, where a relative one would name another place.
 std::map<std::string, std::string> current_environment();
+
+//! True when `name` is `prefix`<pid> or `prefix`<pid>-… and no process <pid> exists: a
+//! folder that a canrun process (or a box's helper) named for itself and left when killed.
+bool named_for_a_gone_process(std::string_view name, std::string_view prefix);
 
 //! Keeps the last `limit` bytes appended, and counts all of them.
 class TailBuffer {

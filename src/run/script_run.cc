@@ -22,7 +22,6 @@ std::map<std::string, std::string> script_environment(const backend::BackendProf
   auto env = process::environment_for(process::Audience::kRun);
   env["PYTHONUNBUFFERED"] = "1";
   env["TOKENIZERS_PARALLELISM"] = "false";
-  if (place.hf_offline) env["HF_HUB_OFFLINE"] = "1";
   if (!place.python_path.empty()) {
     std::string path;
     for (const fs::path& folder : place.python_path) path += folder.string() + ":";
@@ -103,11 +102,9 @@ Result<ScriptRun> run_script(const std::string& script, const fs::path& dir,
   CANRUN_ASSIGN_OR_RETURN(const process::OwnFolders own, process::OwnFolders::make(dir, env));
   process::ProcessSpec spec;
   spec.argv = {python, "run.py"};
-  if (process::isolation() != "none") {
-    std::vector<fs::path> writable = {fs::absolute(dir), env.at("TMPDIR")};
-    writable.insert(writable.end(), caches.begin(), caches.end());
-    spec.box = process::box_for(std::move(writable));
-  }
+  std::vector<fs::path> writable = {fs::absolute(dir), env.at("TMPDIR")};
+  writable.insert(writable.end(), caches.begin(), caches.end());
+  spec.box = process::box_if_isolated(std::move(writable));
   spec.env = std::move(env);
   spec.cwd = dir;
   spec.timeout = timeout;

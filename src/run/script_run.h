@@ -31,7 +31,6 @@ struct ScriptPlace {
   std::string compiler_version;
   backend::CoreRange cores;            //!< the cores it may use (run.py gives each rank its share)
   std::optional<std::string> pinning;  //!< the pinning variable's value; empty: from `cores`
-  bool hf_offline = false;             //!< HF_HUB_OFFLINE=1: the HF cache holds the checkpoint
   //! Folders put first on PYTHONPATH: packages installed on top of the stack for this run.
   std::vector<std::filesystem::path> python_path;
 };

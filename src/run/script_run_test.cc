@@ -19,7 +19,7 @@ TEST(ScriptRunTest, ARunsEnvironmentHasTheProfilesVariablesAndNoSecret) {
   testing::TempDir dir("script-env");
   const auto neuron = backend::load_profile(kBackends / "neuron.toml");
   ASSERT_TRUE(neuron.ok()) << neuron.error().message();
-  const ScriptPlace place{dir.path(), "2.21.0", {0, 4}, std::nullopt, true, {}};
+  const ScriptPlace place{dir.path(), "2.21.0", {0, 4}, std::nullopt, {}};
   const auto env = script_environment(*neuron, place);
   EXPECT_FALSE(env.contains("HF_TOKEN"));
   EXPECT_FALSE(env.contains("AWS_SECRET_ACCESS_KEY"));
@@ -34,7 +34,7 @@ TEST(ScriptRunTest, TheCachesARunWritesAreTheOnesItsEnvironmentNames) {
   testing::TempDir dir("script-caches");
   const auto neuron = backend::load_profile(kBackends / "neuron.toml");
   ASSERT_TRUE(neuron.ok()) << neuron.error().message();
-  const ScriptPlace place{dir.path(), "2.21.0", {0, 1}, std::nullopt, true, {}};
+  const ScriptPlace place{dir.path(), "2.21.0", {0, 1}, std::nullopt, {}};
   const auto env = script_environment(*neuron, place);
   const auto caches = script_caches(*neuron, place);
   ASSERT_EQ(caches.size(), 2U);  // the NEFF cache and its node-local tier

@@ -221,7 +221,6 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                trial.stack ? trial.stack->compiler_version : "",
                                {first_core, 1},
                                std::nullopt,
-                               trial.checkpoint.in_hf_cache(),
                                python_path};
   CANRUN_ASSIGN_OR_RETURN(
       run::ScriptRun ref_run,
@@ -274,8 +273,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   }
   const std::string& model_id = trial.checkpoint.model_id;
   run::ScriptPlace& place = device.place;
-  place = {trial.cache_dir,   stack.compiler_version,         placement.cores,
-           placement.pinning, trial.checkpoint.in_hf_cache(), {}};
+  place = {trial.cache_dir, stack.compiler_version, placement.cores, placement.pinning, {}};
 
   // A failure here is the verdict: no reference is needed for it.
   log::info("running {} on {}", model_id, trial.profile.name);
