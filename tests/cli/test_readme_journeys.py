@@ -74,3 +74,27 @@ def test_the_command_does_what_the_readme_says(journey, repository_after_make_de
     assert ran.returncode == journey["exit"], (journey["command"], ran.returncode, said[-3000:])
     for line in journey["lines"]:
         assert squeezed(line) in squeezed(said), (journey["command"], line, said[-3000:])
+
+
+def subcommands(canrun_bin, *path):
+    """PATH and the commands below it that `canrun PATH --help` lists, as paths."""
+    shown = subprocess.run([str(canrun_bin), *path, "--help"], capture_output=True, text=True,
+                           timeout=60).stdout
+    if "Subcommands:" not in shown:
+        return [path]
+    names = re.findall(r"^  ([a-z][a-z-]*)\s", shown.split("Subcommands:", 1)[1], flags=re.M)
+    return [path] + [below for name in names for below in subcommands(canrun_bin, *path, name)]
+
+
+def test_every_option_the_help_lists_is_in_the_readme(canrun_bin):
+    """README's option lists keep up with --help: each option of each command is named there."""
+    readme = (SOURCE / "README.md").read_text()
+    missing = []
+    for path in subcommands(canrun_bin):
+        shown = subprocess.run([str(canrun_bin), *path, "--help"], capture_output=True,
+                               text=True, timeout=60).stdout
+        for option in sorted(set(re.findall(r"^\s+(?:-\w,)?(--[a-z0-9-]+)", shown, flags=re.M))):
+            if option != "--help" and not re.search(re.escape(option) + r"\b", readme):
+                missing.append(f"canrun {' '.join(path)} {option}")
+    assert len(subcommands(canrun_bin)) >= 20
+    assert not missing, missing
