@@ -15,6 +15,7 @@
 #include "hub/rankings.h"
 #include "stack/parallel_support.h"
 #include "task/task.h"
+#include "trial/exclusion.h"
 
 namespace canrun::campaign {
 namespace {
@@ -96,43 +97,17 @@ Result<std::vector<Candidate>> select_models(const Selection& selection) {
   return out;
 }
 
-}  // namespace
-
-std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
-    const trial::Checkpoint& checkpoint, std::string_view task,
-    const backend::BackendProfile& profile) {
-  const hub::ModelFacts& facts = checkpoint.facts;
-  if (!facts.auto_map.empty()) {
-    const auto& [auto_class, reference] = *facts.auto_map.begin();
-    return std::pair{std::string("remote_code"),
-                     fmt::format("config.json has auto_map ({} → {}): it needs "
-                                 "trust_remote_code, which canrun never sets.",
-                                 auto_class, reference)};
+//! "<id> (<task>): why", the id once: a resolve error that names the model first reads on
+//! from it ("Qwen/Qwen3-0.6B (text-generation) at main is not in the HF cache …").
+std::string unresolved_line(const std::string& id, const std::string& task, const Error& error) {
+  const std::string& message = error.message();
+  if (message.starts_with(id + " ") || message.starts_with(id + ": ")) {
+    return fmt::format("{} ({}){}", id, task, message.substr(id.size()));
   }
-  if (!facts.foreign_components.empty()) {
-    return std::pair{
-        std::string(facts.foreign_components_in_repo ? "remote_code" : "incompatible"),
-        hub::foreign_components_why(facts.foreign_components, facts.foreign_components_in_repo)};
-  }
-  if (!task::find_task(task)) {
-    return std::pair{std::string("unsupported_task"),
-                     fmt::format("Task {} has no canrun recipe yet (tested: {}).", task,
-                                 fmt::join(task::task_names(), ", "))};
-  }
-  if (facts.pipeline_tag && !task::find_task(*facts.pipeline_tag)) {
-    return std::pair{std::string("unsupported_task"),
-                     fmt::format("The Hub lists it for {}, which has no canrun recipe yet "
-                                 "(tested: {}).",
-                                 *facts.pipeline_tag, fmt::join(task::task_names(), ", "))};
-  }
-  if (facts.quantization) {
-    return std::pair{std::string("quantized"),
-                     fmt::format("The checkpoint is {}-quantized (quantization_config); the {} "
-                                 "profile runs {} weights.",
-                                 *facts.quantization, profile.name, profile.dtype)};
-  }
-  return std::nullopt;
+  return fmt::format("{} ({}): {}", id, task, message);
 }
+
+}  // namespace
 
 Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
                               const std::string& library_version, int machine_cores,
@@ -155,30 +130,29 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
     WorkItem item(candidate.model_id, candidate.task);
     item.source = candidate.source;
     if (!seen.insert(item.key()).second) continue;
-    if (const auto rule = exclusions.match(candidate.model_id)) {
-      item.exclusion_reason = rule->reason;
-      item.why = rule->why;
+    // The rule of canrun test, plan and render (trial/exclusion.h), step by step.
+    const auto exclude = [&](trial::Exclusion exclusion) {
+      item.exclusion_reason = std::move(exclusion.reason);
+      item.why = std::move(exclusion.why);
       work.items.push_back(std::move(item));
+    };
+    if (auto curated = trial::curated_exclusion(exclusions, candidate.model_id)) {
+      exclude(std::move(*curated));
       continue;
     }
     auto checkpoint = trial::resolve_checkpoint({candidate.model_id.str(), "main", std::nullopt});
-    if (!checkpoint.ok() && checkpoint.error().has_reason(reason::kGated)) {
-      item.exclusion_reason = "gated";
-      item.why = fmt::format("Gated on the Hub and the token in use has no access: {}",
-                             checkpoint.error().message());
-      work.items.push_back(std::move(item));
-      continue;
-    }
     if (!checkpoint.ok()) {
-      work.unresolved.push_back(fmt::format("{} ({}): {}", candidate.model_id.str(), candidate.task,
-                                            checkpoint.error().message()));
+      if (auto gated = trial::resolve_exclusion(checkpoint.error())) {
+        exclude(std::move(*gated));
+      } else {
+        work.unresolved.push_back(
+            unresolved_line(candidate.model_id.str(), candidate.task, checkpoint.error()));
+      }
       continue;
     }
     item.revision = checkpoint->revision;
-    if (auto excluded = checkpoint_exclusion(*checkpoint, candidate.task, profile)) {
-      item.exclusion_reason = excluded->first;
-      item.why = excluded->second;
-      work.items.push_back(std::move(item));
+    if (auto excluded = trial::checkpoint_exclusion(*checkpoint, candidate.task, profile)) {
+      exclude(std::move(*excluded));
       continue;
     }
     item.weights_bytes = checkpoint->facts.weights_bytes;

@@ -3,10 +3,11 @@
 //
 //   select   the curated list ∪ the top N of the Hub's downloads and trending rankings (from the
 //            Hub or its snapshot), per task, deduplicated in a stable order; or an explicit list
-//   exclude  the curated exclusions first; then, from the checkpoint as canrun test resolves it:
-//            gated (only when the token in use has no access), remote_code (auto_map),
-//            no_safetensors, unsupported_task (the Hub's pipeline_tag is not a task canrun
-//            tests), quantized (quantization_config: the profile runs plain weights); then the
+//   exclude  by the rule of canrun test, plan and render (trial/exclusion.h): the curated
+//            exclusions first; then, from the checkpoint as canrun test resolves it: gated (only
+//            when the token in use has no access), remote_code (auto_map), incompatible,
+//            unsupported_task (the model's pipeline_tag is not a task canrun tests), quantized
+//            (quantization_config: the profile runs plain weights), no_safetensors; then the
 //            planner's too_large / no_parallel_plan
 //   plan     cores and parallelism as canrun plan gives them
 //
@@ -38,7 +39,7 @@ struct Selection {
 
 struct PlannedWork {
   std::vector<WorkItem> items;
-  std::vector<std::string> unresolved;  //!< "model (task): why", not planned
+  std::vector<std::string> unresolved;  //!< "model (task): why" (the model named once)
 };
 
 //! `trial` carries the backend, the stack's Python, memory overrides and the cache;
@@ -47,11 +48,5 @@ struct PlannedWork {
 Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequest& trial,
                               const std::string& library_version, int machine_cores,
                               process::ProcessLauncher& launcher);
-
-//! The exclusion a resolved checkpoint gets before planning (remote_code, quantized,
-//! unsupported_task), if any: reason and one sentence.
-std::optional<std::pair<std::string, std::string>> checkpoint_exclusion(
-    const trial::Checkpoint& checkpoint, std::string_view task,
-    const backend::BackendProfile& profile);
 
 }  // namespace canrun::campaign

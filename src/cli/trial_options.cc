@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "core/cache_dir.h"
 #include "task/task.h"
 
 namespace canrun::cli {
@@ -13,6 +14,13 @@ void add_model_options(CLI::App& command, TrialOptions& options) {
   command.add_option("MODEL", request.model, "Hub id, or a local checkpoint folder")->required();
   command.add_option("--revision", request.revision, "Branch, tag or commit")
       ->capture_default_str();
+  command.add_option("--task", request.task,
+                     fmt::format("Hub pipeline_tag of the recipe: {} (default: the model's: its "
+                                 "pipeline_tag, model_index.json or architecture)",
+                                 fmt::join(task::task_names(), ", ")));
+  command.add_option("--exclusions", options.exclusions,
+                     "Curated exclusions, applied as a campaign applies them (default: the "
+                     "shipped catalog/exclusions.toml)");
   add_stack_options(command, options);
 }
 
@@ -34,11 +42,6 @@ void add_stack_options(CLI::App& command, TrialOptions& options) {
 CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
   add_model_options(*command, options);
   trial::TrialRequest& request = options.request;
-  command
-      ->add_option(
-          "--task", request.task,
-          fmt::format("Hub pipeline_tag of the recipe: {}", fmt::join(task::task_names(), ", ")))
-      ->capture_default_str();
   command->add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
       ->capture_default_str();
   command->add_option("--prompt", request.prompt, "Prompt (default: the task's)");
@@ -54,6 +57,12 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
   if (options.timeout_s < 1) return invalid_argument("--timeout must be at least 1 second");
   request.timeout = std::chrono::seconds(options.timeout_s);
   if (!options.cache.empty()) request.cache_dir = options.cache;
+  if (!options.exclusions.empty()) {
+    request.exclusions_file = options.exclusions;
+  } else if (const auto catalog = shipped_dir("catalog");
+             catalog && std::filesystem::is_regular_file(*catalog / "exclusions.toml")) {
+    request.exclusions_file = *catalog / "exclusions.toml";
+  }
   if (options.cores != 0 || !options.parallelism.empty()) {
     trial::PlanOverride plan;
     plan.cores = options.cores == 0 ? 1 : options.cores;

@@ -16,6 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kModelCardFile = "README.md";
+//! The card's front matter comes first; what lies beyond this is not read.
+constexpr std::uint64_t kMaxCardBytes = 64 * 1024;
+
 Status apply_config_file(const fs::path& path, ModelFacts& facts) {
   CANRUN_ASSIGN_OR_RETURN(const std::string text, read_file(path));
   const auto config = nlohmann::json::parse(text, nullptr, false);
@@ -32,6 +36,11 @@ Result<ModelFacts> facts_from_folder(const fs::path& folder, ModelFacts facts, s
   if (std::find(facts.files.begin(), facts.files.end(), "config.json") != facts.files.end()) {
     CANRUN_RETURN_IF_ERROR(apply_config_file(folder / "config.json", facts));
   }
+  // The model card says the task where no Hub answers (offline, or a folder).
+  if (std::find(facts.files.begin(), facts.files.end(), kModelCardFile) != facts.files.end()) {
+    CANRUN_ASSIGN_OR_RETURN(const FileSlice card, files.read(kModelCardFile, 0, kMaxCardBytes));
+    apply_model_card(card.bytes, facts);
+  }
   CANRUN_RETURN_IF_ERROR(apply_pipeline_index(files, facts));
   CANRUN_ASSIGN_OR_RETURN(auto headers, read_checkpoint_headers(files, facts.files));
   apply_checkpoint(headers, facts);
@@ -45,6 +54,9 @@ Status apply_pipeline_index(CheckpointFiles& files, ModelFacts& facts) {
   if (std::find(facts.files.begin(), facts.files.end(), kPipelineIndexFile) == facts.files.end())
     return ok_status();
   CANRUN_ASSIGN_OR_RETURN(const nlohmann::json index, read_pipeline_index(files));
+  if (const auto name = index.find("_class_name"); name != index.end() && name->is_string()) {
+    facts.pipeline_class = name->get<std::string>();
+  }
   facts.foreign_components.clear();
   for (const PipelineComponent& component : pipeline_components(index)) {
     if (component.library == "diffusers" || component.library == "transformers") continue;
@@ -79,15 +91,25 @@ Result<ModelFacts> fetch_model_info(HubClient& client, const ModelId& id,
 
 Result<ModelFacts> fetch_model_facts(HubClient& client, const HfCache& cache, const ModelId& id,
                                      const Revision& revision) {
-  if (client.config().offline) return cached_model_facts(cache, id, revision);
+  if (client.config().offline) {
+    auto cached = cached_model_facts(cache, id, revision);
+    if (cached.ok()) return cached;
+    if (!cached.error().has_reason(reason::kNotCached)) return cached.error();
+    return Error(cached.error().code(), fmt::format("{} (and the Hub is not used: HF_HUB_OFFLINE)",
+                                                    cached.error().message()))
+        .with_reason(reason::kNotCached);
+  }
   auto info = fetch_model_info(client, id, revision);
   if (!info.ok() && (info.error().code() == ErrorCode::kUnavailable ||
                      info.error().code() == ErrorCode::kTimeout)) {
     // As huggingface_hub does: the Hub out of reach, what the cache holds still answers.
     auto cached = cached_model_facts(cache, id, revision);
     if (!cached.ok()) {
-      return cached.error().with_context(
-          fmt::format("the Hub could not be reached ({})", info.error().message()));
+      // One sentence that names the model once: the cache's answer, then the Hub's.
+      return Error(cached.error().code(),
+                   fmt::format("{}, and the Hub could not be reached ({})",
+                               cached.error().message(), info.error().message()))
+          .with_reason(cached.error().reason());
     }
     log::warning("{}; using the HF cache", info.error().message());
     return cached;
@@ -122,8 +144,8 @@ Result<ModelFacts> cached_model_facts(const HfCache& cache, const ModelId& id,
   const auto snapshot = cache.snapshot_dir(id, revision);
   if (!snapshot) {
     return Error(ErrorCode::kUnavailable,
-                 fmt::format("{} at {} is not in the HF cache {} (and the Hub is not used)",
-                             id.str(), revision.str(), quote_for_message(cache.root().string())))
+                 fmt::format("{} at {} is not in the HF cache {}", id.str(), revision.str(),
+                             quote_for_message(cache.root().string())))
         .with_reason(reason::kNotCached);
   }
   ModelFacts facts;

@@ -29,10 +29,34 @@ std::string local_model_id(const fs::path& folder) {
   return "local/" + (name.empty() ? std::string("model") : name.substr(0, 96));
 }
 
+bool names_folder(std::string_view model) {
+  if (model == "." || model == "..") return true;
+  for (std::string_view start : {"./", "../", "/", "~"}) {
+    if (model.starts_with(start)) return true;
+  }
+  std::error_code error;
+  return !model.empty() && fs::is_directory(fs::path(model), error);
+}
+
+Result<fs::path> model_folder(std::string_view model) {
+  fs::path folder(model);
+  if (model == "~" || model.starts_with("~/")) {
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && *home != '\0') {
+      folder = fs::path(home) / std::string(model.substr(std::min<std::size_t>(2, model.size())));
+    }
+  }
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) {
+    return not_found(fmt::format("no such folder: {}", quote_whole(model)));
+  }
+  return folder;
+}
+
 Result<LocalModel> find_local_model(std::string_view model, std::string_view revision) {
   CANRUN_ASSIGN_OR_RETURN(Revision parsed_revision, Revision::parse(revision));
-  const fs::path as_folder(model);
-  if (model.find('/') != std::string_view::npos && fs::is_directory(as_folder)) {
+  if (names_folder(model)) {
+    CANRUN_ASSIGN_OR_RETURN(const fs::path as_folder, model_folder(model));
     if (!fs::is_regular_file(as_folder / "config.json")) {
       return not_found(fmt::format("folder {} has no config.json", quote_for_message(model)));
     }
@@ -47,14 +71,16 @@ Result<LocalModel> find_local_model(std::string_view model, std::string_view rev
   const HfCache cache = HfCache::from_environment();
   const auto commit = cache.commit_of(id, parsed_revision);
   if (!commit) {
-    return not_found(fmt::format(
-        "{} at {} is not in the Hugging Face cache ({} has no refs/{}); download it first, e.g. `hf download {}`",
-        id.str(), parsed_revision.str(), cache.repo_dir(id).string(), parsed_revision.str(), id.str()));
+    return not_found(
+        fmt::format("{} at {} is not in the Hugging Face cache ({} has no refs/{}); download it "
+                    "first, e.g. `hf download {}`",
+                    id.str(), parsed_revision.str(), cache.repo_dir(id).string(),
+                    parsed_revision.str(), id.str()));
   }
   const auto snapshot = cache.snapshot_dir(id, parsed_revision);
   if (!snapshot || !fs::is_regular_file(*snapshot / "config.json")) {
-    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})", id.str(), *commit,
-                                 cache.repo_dir(id).string()));
+    return not_found(fmt::format("{} commit {} has no config.json in the Hugging Face cache ({})",
+                                 id.str(), *commit, cache.repo_dir(id).string()));
   }
   LocalModel source;
   source.model_id = id.str();

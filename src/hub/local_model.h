@@ -21,6 +21,15 @@ struct LocalModel {
   bool from_hf_cache = false;    //!< run with HF_HUB_OFFLINE=1: the cache has it all
 };
 
+//! Whether MODEL names a local folder rather than a Hub id: it looks like a path (it starts
+//! with "./", "../", "/" or "~", or is "." or "..") or names a directory that exists. One rule
+//! for every command that takes a MODEL.
+bool names_folder(std::string_view model);
+
+//! The folder MODEL names (names_folder), with a leading "~" or "~/" read as $HOME; kNotFound
+//! "no such folder: MODEL" when it is not a directory.
+Result<std::filesystem::path> model_folder(std::string_view model);
+
 //! `model` is a folder (holding config.json) or a Hub id found in the HF cache at `revision`.
 //! kNotFound says where it looked; kInvalidArgument for a malformed id or revision.
 Result<LocalModel> find_local_model(std::string_view model, std::string_view revision);

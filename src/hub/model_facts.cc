@@ -36,6 +36,9 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
                              ? method->get<std::string>()
                              : std::string("unknown");
   }
+  if (const auto it = config.find("vision_config"); it != config.end() && it->is_object()) {
+    facts.vision_config = true;
+  }
   // Multimodal configs keep the language model's numbers under text_config.
   const json* numbers = &config;
   if (const auto text = config.find("text_config"); text != config.end() && text->is_object() &&
@@ -154,6 +157,38 @@ Status apply_model_info(const json& info, ModelFacts& facts) {
 
 Status apply_config(const json& config, ModelFacts& facts) {
   return read_config_fields(config, "config.json", facts);
+}
+
+void apply_model_card(std::string_view readme, ModelFacts& facts) {
+  const auto next_line = [&readme](std::size_t& at) {
+    const std::size_t end = std::min(readme.find('\n', at), readme.size());
+    std::string_view line = readme.substr(at, end - at);
+    at = end + 1;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    return line;
+  };
+  std::size_t at = 0;
+  if (next_line(at) != "---") return;
+  while (at < readme.size()) {
+    const std::string_view line = next_line(at);
+    if (line == "---" || line == "...") return;
+    for (auto [key, field] : {std::pair{std::string_view("pipeline_tag:"), &facts.pipeline_tag},
+                              std::pair{std::string_view("library_name:"), &facts.library_name}}) {
+      if (!line.starts_with(key) || field->has_value()) continue;
+      std::string_view value = line.substr(key.size());
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+        value.remove_prefix(1);
+      }
+      while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+        value.remove_suffix(1);
+      }
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+          value.back() == value.front()) {
+        value = value.substr(1, value.size() - 2);
+      }
+      if (!value.empty()) *field = std::string(value);
+    }
+  }
 }
 
 void apply_checkpoint(const std::vector<std::pair<std::string, SafetensorsHeader>>& headers,

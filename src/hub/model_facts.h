@@ -32,11 +32,12 @@ struct TensorFacts {
 };
 
 struct ModelFacts {
-  std::string model_id;                     //!< "owner/name"
-  std::string revision;                     //!< the revision asked for ("main", a tag, a sha)
-  std::string sha;                          //!< the commit it resolved to; empty if unknown
-  std::optional<std::string> pipeline_tag;  //!< the Hub's task
-  std::optional<std::string> library_name;  //!< "transformers", ...
+  std::string model_id;  //!< "owner/name"
+  std::string revision;  //!< the revision asked for ("main", a tag, a sha)
+  std::string sha;       //!< the commit it resolved to; empty if unknown
+  //! The Hub's task: its model info's, else the model card's (README.md front matter).
+  std::optional<std::string> pipeline_tag;
+  std::optional<std::string> library_name;  //!< "transformers", ... (the same sources)
   std::vector<std::string> tags;            //!< the Hub's tags
   std::string gated;                        //!< "" (not gated), "auto" or "manual"
   std::vector<std::string> files;           //!< every file of the repo ("siblings")
@@ -51,6 +52,7 @@ struct ModelFacts {
   std::optional<std::int64_t> num_attention_heads;  //!< attention heads
   std::optional<std::int64_t> num_key_value_heads;  //!< KV heads (GQA)
   std::optional<std::int64_t> num_experts;  //!< routed experts (num_local_experts / num_experts)
+  bool vision_config = false;  //!< config.json has a vision_config (a vision-language model)
 
   // The safetensors headers.
   std::vector<TensorFacts> tensors;                             //!< every tensor, by file
@@ -66,6 +68,9 @@ struct ModelFacts {
   std::vector<std::string> foreign_components;
   //! Those of them whose library is a Python file of the repo itself (custom code).
   bool foreign_components_in_repo = false;
+  //! A diffusers pipeline's class (model_index.json's "_class_name"), e.g.
+  //! "StableDiffusionPipeline"; empty for other repos.
+  std::string pipeline_class;
 
   //! Whether the repo has safetensors weights (model.safetensors or its index; a pipeline's
   //! components' safetensors in their folders).
@@ -89,6 +94,11 @@ Status apply_model_info(const nlohmann::json& info, ModelFacts& facts);
 
 //! Fills the config fields from config.json.
 Status apply_config(const nlohmann::json& config, ModelFacts& facts);
+
+//! Fills pipeline_tag and library_name, where the facts have none (the Hub's model info comes
+//! first), from a model card (README.md): its YAML front matter's top-level "pipeline_tag:" and
+//! "library_name:" lines. A card without front matter, or without those keys, changes nothing.
+void apply_model_card(std::string_view readme, ModelFacts& facts);
 
 //! Adds the tensors of each (file, header) and recomputes the totals.
 void apply_checkpoint(const std::vector<std::pair<std::string, SafetensorsHeader>>& headers,

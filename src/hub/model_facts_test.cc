@@ -110,5 +110,39 @@ TEST(ModelFacts, MissingSafetensorsIsTellableFromABrokenCheckpoint) {
   EXPECT_FALSE(broken.error().has_reason(reason::kNoSafetensors)) << broken.error().message();
 }
 
+TEST(ModelFacts, AModelCardsFrontMatterGivesThePipelineTagAndLibrary) {
+  ModelFacts facts;
+  apply_model_card(
+      "---\nlanguage: en\nlibrary_name: sentence-transformers\npipeline_tag: "
+      "\"sentence-similarity\"\ntags:\n  - pipeline_tag: nested-is-not-read\n---\n# all-MiniLM\n"
+      "pipeline_tag: text-generation\n",
+      facts);
+  EXPECT_EQ(facts.pipeline_tag, "sentence-similarity");
+  EXPECT_EQ(facts.library_name, "sentence-transformers");
+}
+
+TEST(ModelFacts, TheHubsPipelineTagWinsAndACardWithoutFrontMatterSaysNothing) {
+  ModelFacts facts;
+  facts.pipeline_tag = "text-generation";
+  apply_model_card("---\r\npipeline_tag: fill-mask\r\n---\r\n", facts);
+  EXPECT_EQ(facts.pipeline_tag, "text-generation");
+  ModelFacts none;
+  apply_model_card("# A model\npipeline_tag: fill-mask\n", none);
+  EXPECT_FALSE(none.pipeline_tag);
+  apply_model_card("---\npipeline_tag:\n---\n", none);
+  EXPECT_FALSE(none.pipeline_tag);
+}
+
+TEST(ModelFacts, AVisionConfigIsNoted) {
+  ModelFacts facts;
+  ASSERT_TRUE(
+      apply_config(nlohmann::json::parse(R"({"architectures": ["LlavaForConditionalGeneration"],
+      "vision_config": {"hidden_size": 8}, "text_config": {"num_attention_heads": 4}})"),
+                   facts)
+          .ok());
+  EXPECT_TRUE(facts.vision_config);
+  EXPECT_EQ(facts.num_attention_heads, 4);
+}
+
 }  // namespace
 }  // namespace canrun::hub

@@ -111,14 +111,16 @@ std::string default_prompt(std::string_view task) {
   return spec == nullptr ? std::string() : std::string(spec->default_prompt);
 }
 
+Status check_recipe_task(std::string_view task) {
+  if (task::find_task(task) != nullptr) return ok_status();
+  return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
+                                      quote_for_message(task), fmt::join(recipe_tasks(), ", ")));
+}
+
 Result<std::string> render_recipe(const RecipeRequest& request,
                                   const backend::BackendProfile& profile) {
+  CANRUN_RETURN_IF_ERROR(check_recipe_task(request.task));
   const task::TaskSpec* task = task::find_task(request.task);
-  if (task == nullptr) {
-    return invalid_argument(fmt::format("no recipe for task {}; tasks with a recipe: {}",
-                                        quote_for_message(request.task),
-                                        fmt::join(recipe_tasks(), ", ")));
-  }
   const auto found = recipe_templates().find(task->recipe);
   if (found == recipe_templates().end()) {
     return internal_error(

@@ -38,6 +38,9 @@ struct RecipeRequest {
 //! The tasks with a recipe: the registered tasks (task::task_names()).
 std::vector<std::string> recipe_tasks();
 
+//! kInvalidArgument "no recipe for task …; tasks with a recipe: …" unless `task` has one.
+Status check_recipe_task(std::string_view task);
+
 //! The script; kInvalidArgument for a task without a template, a value that cannot be placed
 //! (not UTF-8), or a sharded plan the profile cannot pin (no pinning rule), naming it.
 Result<std::string> render_recipe(const RecipeRequest& request,

@@ -58,9 +58,10 @@ std::optional<fs::path> complete_snapshot(const hub::HfCache& cache, const Model
 }
 
 Result<Checkpoint> resolve_folder(const CheckpointQuery& query) {
+  CANRUN_ASSIGN_OR_RETURN(const fs::path given, hub::model_folder(query.model));
   Checkpoint checkpoint;
   checkpoint.source = CheckpointSource::kFolder;
-  const fs::path folder = hub::normal_folder(query.model);
+  const fs::path folder = hub::normal_folder(given);
   checkpoint.model_id = query.folder_id ? query.folder_id->str() : hub::local_model_id(folder);
   checkpoint.load_from = folder.string();
   checkpoint.revision = query.revision;
@@ -82,7 +83,10 @@ Result<Checkpoint> resolve_hub_id(const CheckpointQuery& query, const Revision& 
   checkpoint.revision = revision.str();
   auto facts = hub::fetch_model_facts(client, cache, id, revision);
   if (!facts.ok() && !facts.error().has_reason(reason::kNoSafetensors)) {
-    return facts.error().with_context(id.str());
+    // Named once: most answers name the model already ("<id> at main is not in the HF cache").
+    const Error& error = facts.error();
+    return error.message().find(id.str()) == std::string::npos ? error.with_context(id.str())
+                                                               : error;
   }
   CANRUN_RETURN_IF_ERROR(take_facts(std::move(facts), checkpoint));
   checkpoint.source = checkpoint.facts.weights_source == "hub" ? CheckpointSource::kHub
@@ -101,10 +105,7 @@ Result<Checkpoint> resolve_hub_id(const CheckpointQuery& query, const Revision& 
 
 }  // namespace
 
-bool is_folder(std::string_view model) {
-  std::error_code error;
-  return model.find('/') != std::string_view::npos && fs::is_directory(fs::path(model), error);
-}
+bool is_folder(std::string_view model) { return hub::names_folder(model); }
 
 Result<Checkpoint> resolve_checkpoint(const CheckpointQuery& query) {
   CANRUN_ASSIGN_OR_RETURN(Revision revision, Revision::parse(query.revision));

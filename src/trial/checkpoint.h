@@ -1,8 +1,10 @@
 // Resolving MODEL, the first step of every command that takes one (canrun test, plan, render,
 // hub info): one rule for all of them.
 //
-//   a folder   MODEL holds a '/' and names a directory: read as it is (its config.json and
-//              safetensors headers); its id is "local/<folder name>" unless given.
+//   a folder   MODEL looks like a path (./, ../, / or ~ first) or names a directory
+//              (hub::names_folder): read as it is (its config.json and safetensors headers);
+//              its id is "local/<folder name>" unless given. A path that is no directory is
+//              kNotFound "no such folder: MODEL", never read as a Hub id.
 //   a Hub id   online, the Hub says which commit the revision is (model info), config.json is
 //              fetched into the HF cache (conditional request) and the safetensors headers are
 //              read by range requests, or from the HF cache when it holds that commit's weights;
@@ -83,7 +85,7 @@ nlohmann::json kept_checkpoint_to_json(const KeptCheckpoint& kept);
 Result<KeptCheckpoint> kept_checkpoint_from_json(const nlohmann::json& json,
                                                  std::string_view where);
 
-//! Whether MODEL names a local folder (it holds a '/' and is a directory).
+//! Whether MODEL names a local folder (hub::names_folder), existing or not.
 bool is_folder(std::string_view model);
 
 //! A test needs the files here: kNotFound (reason kNotCached) saying how to get them when the

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/exclusions.h"
 #include "core/atomic_file.h"
 #include "core/cache_dir.h"
 #include "core/log.h"
@@ -10,6 +11,7 @@
 #include "run/classify.h"
 #include "run/script_run.h"
 #include "task/task.h"
+#include "trial/exclusion.h"
 #include "trial/packages_retry.h"
 #include "trial/row_assembly.h"
 #include "trial/verdict_rules.h"
@@ -98,17 +100,11 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task
                              const stack::StackPython& python, const std::string& library_version,
                              const std::optional<PlanOverride>& plan_override) {
   TrialPlan out;
-  if (checkpoint.no_safetensors) {
-    out.exclusion = "no_safetensors";
-    out.why = checkpoint.no_safetensors->message();
-    return out;
-  }
-  // Never run a pipeline's foreign code: diffusers before 0.36 imports a component's module
-  // from the repo without being asked.
-  if (const hub::ModelFacts& facts = checkpoint.facts; !facts.foreign_components.empty()) {
-    out.exclusion = facts.foreign_components_in_repo ? "remote_code" : "incompatible";
-    out.why =
-        hub::foreign_components_why(facts.foreign_components, facts.foreign_components_in_repo);
+  // What the checkpoint is excludes it before any plan, the override's too: never run remote
+  // code (diffusers before 0.36 imports a pipeline component's module from the repo unasked).
+  if (auto excluded = checkpoint_exclusion(checkpoint, task, profile)) {
+    out.exclusion = std::move(excluded->reason);
+    out.why = std::move(excluded->why);
     return out;
   }
   if (plan_override) {
@@ -135,12 +131,55 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task
   return out;
 }
 
-Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
+Result<PreparedTrial> prepare_trial(const TrialRequest& given, process::ProcessLauncher& launcher,
                                     std::string library_version) {
+  if (!given.task.empty()) CANRUN_RETURN_IF_ERROR(recipe::check_recipe_task(given.task));
+  TrialRequest request = given;
   CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile profile, trial_profile(request));
+  // Excluded before its checkpoint says anything (curated, gated): for the task given, or the
+  // first there is.
+  const auto excluded_before_resolving = [&](Exclusion exclusion) {
+    if (request.task.empty()) request.task = "text-generation";
+    Checkpoint checkpoint;
+    checkpoint.model_id = checkpoint.load_from = request.model;
+    checkpoint.revision = request.revision;
+    TrialPlan plan;
+    plan.exclusion = std::move(exclusion.reason);
+    plan.why = std::move(exclusion.why);
+    return prepare_planned(request, std::move(profile), std::move(checkpoint), "", std::move(plan));
+  };
+  if (!request.exclusions_file.empty() && !is_folder(request.model)) {
+    CANRUN_ASSIGN_OR_RETURN(const catalog::Exclusions exclusions,
+                            catalog::Exclusions::load(request.exclusions_file));
+    CANRUN_ASSIGN_OR_RETURN(const ModelId id, ModelId::parse(request.model));
+    if (auto curated = curated_exclusion(exclusions, id)) {
+      return excluded_before_resolving(std::move(*curated));
+    }
+  }
+  auto resolved = resolve_checkpoint({request.model, request.revision, std::nullopt});
+  if (!resolved.ok()) {
+    if (auto gated = resolve_exclusion(resolved.error())) {
+      return excluded_before_resolving(std::move(*gated));
+    }
+    return resolved.error();
+  }
+  Checkpoint checkpoint = std::move(resolved).value();
+  if (request.task.empty()) {
+    // A checkpoint without weights has no facts to tell its task by: it is excluded anyway.
+    ModelTask taken = task_of_model(checkpoint.facts);
+    if (!checkpoint.no_safetensors) {
+      log::info("task {}, {}; --task chooses another", taken.task, taken.why);
+    }
+    request.task = std::move(taken.task);
+  }
+  if (auto excluded = checkpoint_exclusion(checkpoint, request.task, profile)) {
+    TrialPlan plan;
+    plan.exclusion = std::move(excluded->reason);
+    plan.why = std::move(excluded->why);
+    return prepare_planned(request, std::move(profile), std::move(checkpoint),
+                           std::move(library_version), std::move(plan));
+  }
   const stack::StackPython python(request.python, absolute_cache_dir(request) / "stack", launcher);
-  CANRUN_ASSIGN_OR_RETURN(Checkpoint checkpoint,
-                          resolve_checkpoint({request.model, request.revision, std::nullopt}));
   if (library_version.empty()) {
     CANRUN_ASSIGN_OR_RETURN(library_version, stack::probe_library_version(python));
   }

@@ -1,10 +1,14 @@
 // One trial: one model, one task, one stack — the unit of work canrun test runs and a campaign
 // schedules (SPEC.md §5-§7). Its steps, each a function of its own:
 //
-//   resolve   MODEL → the checkpoint and its facts (trial/checkpoint.h; one rule everywhere)
+//   resolve   MODEL → the checkpoint and its facts (trial/checkpoint.h; one rule everywhere);
+//             the task, when not given, is the model's (trial/exclusion.h: task_of_model)
+//   exclude   what a campaign excludes, by the same rule (trial/exclusion.h): curated, gated,
+//             remote_code, incompatible, unsupported_task, quantized, no_safetensors —
+//             EXCLUDED, nothing runs
 //   plan      the fewest cores that hold the weights, with the parallel plan the stack's
 //             transformers offers (or the --cores/--parallelism override, which skips planning);
-//             no allowed degree, or no safetensors: EXCLUDED, nothing runs
+//             no allowed degree: EXCLUDED (too_large, no_parallel_plan), nothing runs
 //   render    run.py for the plan (prepare_trial: what canrun render prints, byte for byte)
 //   run       run.py under supervision on the cores it is placed on, in its run folder
 //   classify  how it ended: a failure of the backend run is the verdict; a load failure naming
@@ -64,7 +68,7 @@ struct PlanOverride {
 struct TrialRequest {
   std::string model;  //!< Hub id or local folder
   std::string revision = "main";
-  std::string task = "text-generation";
+  std::string task;  //!< a Hub pipeline tag with a recipe; empty: the model's (task_of_model)
   std::string backend = "cpu";                  //!< profile name or .toml path
   std::string reference_backend = "reference";  //!< the CPU reference's profile
   std::string prompt;                           //!< empty: the task's
@@ -77,6 +81,9 @@ struct TrialRequest {
   double reserve_gib = -1;         //!< >= 0: instead of the profile's
   std::optional<PlanOverride> plan_override;
   std::string judge_model = std::string(judge::kDefaultJudgeModel);  //!< for sharded runs
+  //! The curated exclusions (catalog/exclusions.toml) prepare_trial screens the model by, as a
+  //! campaign screens its own; empty: none.
+  std::filesystem::path exclusions_file;
 };
 
 //! Where a scheduler puts a trial: the cores it may use and its run folder.
@@ -93,13 +100,13 @@ struct TrialPlan {
   std::optional<plan::StackPlan> stack_plan;  //!< none: overridden, or weights not known
   int cores = 1;
   Parallelism parallelism = Parallelism::kNone;
-  std::optional<std::string> exclusion;  //!< no_safetensors, too_large, no_parallel_plan
-  std::string why;                       //!< of the exclusion
+  std::optional<std::string> exclusion;  //!< a reason of trial/exclusion.h
+  std::string why;                       //!< of the exclusion (without the reason)
 };
 
 //! Everything decided before anything runs.
 struct PreparedTrial {
-  TrialRequest request;
+  TrialRequest request;             //!< its task the model's when none was asked for
   backend::BackendProfile profile;  //!< with the request's memory overrides
   std::filesystem::path cache_dir;  //!< absolute
   std::string python;
@@ -128,15 +135,19 @@ Result<backend::BackendProfile> trial_profile(const TrialRequest& request);
 //! The request's cache folder, absolute (default_cache_dir() when not given).
 std::filesystem::path absolute_cache_dir(const TrialRequest& request);
 
-//! The plan step: the override, or the planner on the checkpoint's facts and the stack's
-//! parallel support (asked of `python`, cached); a plan of several cores for a task whose recipe
-//! runs on one core only is too_large.
+//! The plan step: the checkpoint's exclusion (checkpoint_exclusion), else the override, or the
+//! planner on the checkpoint's facts and the stack's parallel support (asked of `python`,
+//! cached); a plan of several cores for a task whose recipe runs on one core only is too_large.
 Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task,
                              const backend::BackendProfile& profile,
                              const stack::StackPython& python, const std::string& library_version,
                              const std::optional<PlanOverride>& plan_override);
 
-//! Resolve, plan and render. `library_version` empty: asked of the stack's Python.
+//! Screen, resolve, plan and render, as a campaign would (trial/exclusion.h): a model excluded
+//! is a PreparedTrial with plan.exclusion and no script, the task it was screened for in
+//! request.task (the model's when none was given, said on stderr in one line; text-generation
+//! when excluded before its checkpoint could say). kInvalidArgument for a task given that has
+//! no recipe. `library_version` empty: asked of the stack's Python when there is a plan to make.
 Result<PreparedTrial> prepare_trial(const TrialRequest& request, process::ProcessLauncher& launcher,
                                     std::string library_version = "");
 

@@ -446,6 +446,10 @@ def test_gated_unknown_and_no_safetensors(hub, standin, moe_checkpoint):
 
 
 def test_bad_model_id_is_a_usage_error(hub):
-    result = hub("info", "../../etc/passwd")
+    result = hub("info", "org/a;b")
     assert result.returncode == 2
     assert "MODEL:" in result.stderr
+    # A path is a folder, never a Hub id: one that is not there is said so.
+    result = hub("info", "../../etc/passwd")
+    assert result.returncode == 2
+    assert 'no such folder: "../../etc/passwd"' in result.stderr
