@@ -1,6 +1,7 @@
 // canrun render MODEL: print the run.py that canrun test MODEL would run with the same options
-// — the same resolution, plan and rendering (src/trial), nothing run. --cores/--parallelism
-// give the placement by hand instead of planning.
+// — the same resolution, task, exclusions, plan and rendering (src/trial), nothing run.
+// --cores/--parallelism give the placement by hand instead of planning. A model a campaign would
+// exclude (src/trial/exclusion.h) has no run.py: its reason and why on stderr, exit 1.
 #include <fmt/format.h>
 
 #include <iostream>

@@ -11,7 +11,11 @@ namespace canrun::cli {
 
 void add_model_options(CLI::App& command, TrialOptions& options) {
   trial::TrialRequest& request = options.request;
-  command.add_option("MODEL", request.model, "Hub id, or a local checkpoint folder")->required();
+  command
+      .add_option("MODEL", request.model,
+                  "Hub id, or a local checkpoint folder (a path: ./, ../, / or ~ first, or a "
+                  "folder that exists)")
+      ->required();
   command.add_option("--revision", request.revision, "Branch, tag or commit")
       ->capture_default_str();
   command.add_option("--task", request.task,
