@@ -120,3 +120,15 @@ def test_a_model_that_looks_like_a_path_is_a_folder(canrun, env):
         assert "invalid model id" not in result.stderr
     render = canrun("render", "./nope/folder", env=env)
     assert render.returncode == 2 and "no such folder" in render.stderr
+
+
+def test_an_unresolved_model_is_named_once(canrun, env, tmp_path):
+    models = tmp_path / "models.txt"
+    models.write_text("canrun-fixtures/not-there\n")
+    result = canrun("campaign", "--models", models, "--out", tmp_path / "dataset", "--dry-run",
+                    env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("unresolved: ")]
+    assert len(lines) == 1 and lines[0].count("canrun-fixtures/not-there") == 1, lines
+    assert lines[0].startswith("unresolved: canrun-fixtures/not-there (text-generation) at main "
+                               "is not in the HF cache"), lines
