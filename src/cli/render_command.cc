@@ -26,6 +26,11 @@ int run_render(const TrialOptions& options) {
     return kExitFailed;
   }
   std::cout << trial.script;
+  // What was rendered, on stderr so that `canrun render M > run.py` keeps run.py alone.
+  std::cerr << fmt::format("canrun: run.py for {} ({}) on {}: {} {} ({})\n",
+                           trial.checkpoint.model_id, trial.request.task, trial.profile.name,
+                           trial.plan.cores, trial.plan.cores == 1 ? "core" : "cores",
+                           to_string(trial.plan.parallelism));
   return kExitOk;
 }
 
