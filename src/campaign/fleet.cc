@@ -22,8 +22,17 @@ double item_seconds(const WorkItem& item, const std::string& backend) {
 
 }  // namespace
 
-Result<FleetPlan> plan_fleet(const CampaignOptions& options, std::size_t slice_count,
-                             const nlohmann::json& executor, process::ProcessLauncher& launcher) {
+namespace {
+
+//! A fleet's plan and the stack it was planned on (for campaign.json).
+struct PlannedFleet {
+  FleetPlan fleet;
+  stack::Stack stack;
+};
+
+//! Plans `options` and cuts the slices; writes nothing.
+Result<PlannedFleet> plan_slices(const CampaignOptions& options, std::size_t slice_count,
+                                 process::ProcessLauncher& launcher) {
   if (slice_count == 0) return invalid_argument("--slices must be at least 1");
   const CampaignDir dir(fs::absolute(options.dir));
   if (dir.planned()) {
@@ -62,12 +71,27 @@ Result<FleetPlan> plan_fleet(const CampaignOptions& options, std::size_t slice_c
     fleet.slice_expected_s[lightest] += seconds[index];
   }
   for (auto& slice : fleet.slices) std::sort(slice.begin(), slice.end());
-  nlohmann::json settings = settings_json(options, plan.stack);
+  return PlannedFleet{std::move(fleet), std::move(plan.stack)};
+}
+
+}  // namespace
+
+Result<FleetPlan> preview_fleet(const CampaignOptions& options, std::size_t slice_count,
+                                process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(PlannedFleet planned, plan_slices(options, slice_count, launcher));
+  return std::move(planned.fleet);
+}
+
+Result<FleetPlan> plan_fleet(const CampaignOptions& options, std::size_t slice_count,
+                             const nlohmann::json& executor, process::ProcessLauncher& launcher) {
+  CANRUN_ASSIGN_OR_RETURN(PlannedFleet planned, plan_slices(options, slice_count, launcher));
+  const CampaignDir dir(fs::absolute(options.dir));
+  nlohmann::json settings = settings_json(options, planned.stack);
   settings["executor"] = executor;
-  settings["slices"] = count;
-  CANRUN_RETURN_IF_ERROR(dir.write_plan(settings, items));
-  CANRUN_RETURN_IF_ERROR(dir.write_slices(fleet.slices));
-  return fleet;
+  settings["slices"] = planned.fleet.slices.size();
+  CANRUN_RETURN_IF_ERROR(dir.write_plan(settings, planned.fleet.work.items));
+  CANRUN_RETURN_IF_ERROR(dir.write_slices(planned.fleet.slices));
+  return std::move(planned.fleet);
 }
 
 Result<CampaignOptions> worker_options(const fs::path& dir, std::string python, fs::path cache) {
@@ -103,6 +127,16 @@ Result<CampaignOptions> worker_options(const fs::path& dir, std::string python, 
 
 Result<std::vector<SliceState>> slice_states(const fs::path& dir) {
   const CampaignDir campaign(fs::absolute(dir));
+  std::error_code error;
+  if (!fs::is_directory(campaign.root(), error)) {
+    return not_found(fmt::format("no campaign folder {}", dir.string()));
+  }
+  if (!fs::exists(campaign.root() / "campaign.json", error)) {
+    return not_found(
+        fmt::format("{} holds no campaign (no campaign.json): give the folder a campaign was "
+                    "planned in (--campaign-dir, or DATASET/.campaign/BACKEND)",
+                    dir.string()));
+  }
   CANRUN_ASSIGN_OR_RETURN(nlohmann::json settings, campaign.read_settings());
   CANRUN_ASSIGN_OR_RETURN(std::vector<WorkItem> items, campaign.read_work());
   CANRUN_ASSIGN_OR_RETURN(auto slices, campaign.read_slices(items.size()));
@@ -123,20 +157,26 @@ Result<std::vector<SliceState>> slice_states(const fs::path& dir) {
       ++state.done;
       ++state.results[std::string(to_string(found->second.result))];
     }
-    // Each item's last run: a requeued or retried item counts once.
+    // Each item's last run: a requeued or retried item counts once; a verdict that stood from
+    // an earlier campaign in the folder counts its run's ("stood"), a run without counts none.
     std::map<std::size_t, std::pair<std::int64_t, std::int64_t>> cache;
     for (const nlohmann::json& event : campaign.read_journal(number)) {
+      const std::string kind = event.value("event", "");
+      if (kind != "done" && kind != "stood") continue;
+      const std::size_t item = event.value("item", std::size_t{0});
       const auto counts = event.find("compile_cache");
-      if (event.value("event", "") != "done" || counts == event.end() || !counts->is_object()) {
+      if (counts == event.end() || !counts->is_object()) {
+        cache.erase(item);
         continue;
       }
-      cache[event.value("item", std::size_t{0})] = {counts->value("hits", std::int64_t{0}),
-                                                    counts->value("misses", std::int64_t{0})};
+      cache[item] = {counts->value("hits", std::int64_t{0}),
+                     counts->value("misses", std::int64_t{0})};
     }
     for (const auto& [item, counts] : cache) {
       state.cache_hits += counts.first;
       state.cache_misses += counts.second;
     }
+    state.cache_counted = cache.size();
     if (campaign.slice_running(number)) {
       state.state = "running";
     } else if (state.done == state.items) {

@@ -4,6 +4,7 @@
 // dataset. The folder's files are the only shared state (campaign_dir.h), so the state of a
 // campaign running anywhere is read from them.
 //
+//   preview_fleet    the same plan and slices, written nowhere (--dry-run)
 //   plan_fleet       plans, cuts the slices (longest expected first onto the lightest slice)
 //                    and writes the folder: campaign.json (with the stack planned for, which a
 //                    worker's node must match), work.json, slices.json
@@ -39,6 +40,11 @@ struct FleetPlan {
 Result<FleetPlan> plan_fleet(const CampaignOptions& options, std::size_t slice_count,
                              const nlohmann::json& executor, process::ProcessLauncher& launcher);
 
+//! The plan and slices plan_fleet would make, refusing what it refuses, but writing nothing:
+//! no campaign folder (a dry run).
+Result<FleetPlan> preview_fleet(const CampaignOptions& options, std::size_t slice_count,
+                                process::ProcessLauncher& launcher);
+
 //! The campaign options a worker runs a slice with: campaign.json's settings, with the
 //! worker's own stack Python and cache.
 Result<CampaignOptions> worker_options(const std::filesystem::path& dir, std::string python,
@@ -51,13 +57,16 @@ struct SliceState {
   std::size_t done = 0;
   std::map<std::string, std::size_t> results;  //!< verdict → count
   double remaining_s = 0;                      //!< expected seconds of what is left
-  //! Compile cache hits and misses of the slice's runs (each item's last run), by the
-  //! compiler's own count; both 0 when its backend keeps none.
+  //! Compile cache hits and misses of the slice's runs (each item's last run, or the run
+  //! behind a verdict that stood from an earlier campaign in the folder), by the compiler's own
+  //! count; both 0 when its backend keeps none.
   std::int64_t cache_hits = 0;
   std::int64_t cache_misses = 0;
+  std::size_t cache_counted = 0;  //!< items whose run's counts are known
 };
 
-//! Every slice's state, from the folder alone.
+//! Every slice's state, from the folder alone. kNotFound naming `dir` when it is not a folder
+//! or holds no campaign.
 Result<std::vector<SliceState>> slice_states(const std::filesystem::path& dir);
 
 struct CollectOutcome {

@@ -15,6 +15,33 @@ namespace canrun::campaign {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+//! The compile cache counts journalled for the runs behind the verdicts of a slice of `dir`
+//! (its "done" events, and the "stood" ones that carried them over), by the item's key and
+//! revision; empty when the folder holds no campaign.
+std::map<std::string, nlohmann::json> journalled_counts(const CampaignDir& dir, int slice) {
+  std::map<std::string, nlohmann::json> counts;
+  if (!dir.planned()) return counts;
+  auto items = dir.read_work();
+  if (!items.ok()) return counts;
+  for (const nlohmann::json& event : dir.read_journal(slice)) {
+    const std::string kind = event.value("event", "");
+    const auto cache = event.find("compile_cache");
+    const std::size_t index = event.value("item", items->size());
+    if ((kind != "done" && kind != "stood") || index >= items->size()) continue;
+    const WorkItem& item = (*items)[index];
+    if (cache == event.end() || !cache->is_object()) {
+      counts.erase(item.key() + "@" + item.revision);  // its last run had no counts
+    } else {
+      counts[item.key() + "@" + item.revision] = *cache;
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
 Result<SliceWork> new_work(const CampaignOptions& options, const CampaignDir& dir, int slice,
                            const backend::BackendProfile& profile, const stack::Stack& stack,
                            int machine_cores, const dataset::DatasetDir& dataset,
@@ -25,6 +52,9 @@ Result<SliceWork> new_work(const CampaignOptions& options, const CampaignDir& di
   SliceWork work;
   work.items = std::move(planned.items);
   work.unresolved = std::move(planned.unresolved);
+  // A verdict that stands keeps the compile cache counts of its run, when an earlier campaign
+  // in this folder journalled them (the hit rate of `campaign status`, `cache stats --campaign`).
+  const std::map<std::string, nlohmann::json> counts = journalled_counts(dir, slice);
   std::error_code error;
   fs::remove_all(dir.slice_dir(slice), error);
   CANRUN_RETURN_IF_ERROR(dir.write_plan(settings_json(options, stack), work.items));
@@ -37,6 +67,11 @@ Result<SliceWork> new_work(const CampaignOptions& options, const CampaignDir& di
     work.recorded = standing_rows(work.items, *rows);
     for (const auto& [index, row] : work.recorded) {
       CANRUN_RETURN_IF_ERROR(dir.write_result(slice, index, row));
+      const WorkItem& item = work.items[index];
+      if (const auto found = counts.find(item.key() + "@" + item.revision); found != counts.end()) {
+        (void)dir.journal(slice,
+                          {{"event", "stood"}, {"item", index}, {"compile_cache", found->second}});
+      }
     }
   }
   work.indices.resize(work.items.size());

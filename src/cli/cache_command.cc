@@ -10,6 +10,7 @@
 #include "cache/cache_tree.h"
 #include "cache/sync.h"
 #include "campaign/fleet.h"
+#include "cli/campaign_report.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
@@ -35,15 +36,10 @@ struct CacheOptions {
   bool json = false;
 };
 
-//! The compile cache hits and misses of a campaign's runs (campaign/fleet.h), as (hits, misses).
-Result<std::pair<std::int64_t, std::int64_t>> campaign_hits(const std::string& dir) {
+//! The compile cache hit rate of a campaign's runs (campaign/fleet.h).
+Result<CampaignHitRate> campaign_hits(const std::string& dir) {
   CANRUN_ASSIGN_OR_RETURN(auto slices, campaign::slice_states(dir));
-  std::pair<std::int64_t, std::int64_t> counts;
-  for (const auto& slice : slices) {
-    counts.first += slice.cache_hits;
-    counts.second += slice.cache_misses;
-  }
-  return counts;
+  return hit_rate_of(slices);
 }
 
 std::string files_text(std::size_t count) {
@@ -129,19 +125,13 @@ Result<std::vector<cache::CacheFile>> stats_files(const CacheOptions& options,
   return files.error().with_context(fmt::format("backend {}", options.backend));
 }
 
-std::optional<double> hit_rate(std::pair<std::int64_t, std::int64_t> counts) {
-  const auto all = counts.first + counts.second;
-  if (all == 0) return std::nullopt;
-  return static_cast<double>(counts.first) / static_cast<double>(all);
-}
-
 int run_stats(const CacheOptions& options) {
-  CANRUN_ASSIGN_OR_RETURN_EXIT(const fs::path dir, stats_dir(options));
-  CANRUN_ASSIGN_OR_RETURN_EXIT(const auto files, stats_files(options, dir));
-  std::optional<std::pair<std::int64_t, std::int64_t>> hits;
+  std::optional<CampaignHitRate> hits;
   if (!options.campaign.empty()) {
     CANRUN_ASSIGN_OR_RETURN_EXIT(hits, campaign_hits(options.campaign));
   }
+  CANRUN_ASSIGN_OR_RETURN_EXIT(const fs::path dir, stats_dir(options));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(const auto files, stats_files(options, dir));
   const std::string root_name = fs::absolute(dir).lexically_normal().filename().string();
   const auto versions = cache::cache_stats(files, root_name);
   cache::VersionStats total;
@@ -168,11 +158,8 @@ int run_stats(const CacheOptions& options) {
     }
     out["total"] = stats_json(total);
     if (hits) {
-      out["campaign"] = {
-          {"dir", options.campaign},
-          {"hits", hits->first},
-          {"misses", hits->second},
-          {"hit_rate", hit_rate(*hits) ? nlohmann::json(*hit_rate(*hits)) : nlohmann::json()}};
+      out["campaign"] = hit_rate_json(*hits);
+      out["campaign"]["dir"] = options.campaign;
     }
     print_json(std::cout, out);
     return kExitOk;
@@ -180,22 +167,19 @@ int run_stats(const CacheOptions& options) {
   std::cout << fmt::format("compile cache {}\n", dir.string());
   if (versions.empty()) {
     std::cout << "no entries\n";
-    return kExitOk;
+  } else {
+    TextTable table({"VERSION", "ENTRIES", "COMPLETE", "FAILED", "INCOMPLETE", "SIZE"});
+    const auto add = [&](const std::string& name, const cache::VersionStats& stats) {
+      table.add({name, std::to_string(stats.entries), std::to_string(stats.complete),
+                 std::to_string(stats.failed), std::to_string(stats.incomplete),
+                 format_bytes(stats.bytes)});
+    };
+    for (const auto& version : versions) add(version.version, version);
+    if (versions.size() > 1) add("total", total);
+    table.print(std::cout);
   }
-  TextTable table({"VERSION", "ENTRIES", "COMPLETE", "FAILED", "INCOMPLETE", "SIZE"});
-  const auto add = [&](const std::string& name, const cache::VersionStats& stats) {
-    table.add({name, std::to_string(stats.entries), std::to_string(stats.complete),
-               std::to_string(stats.failed), std::to_string(stats.incomplete),
-               format_bytes(stats.bytes)});
-  };
-  for (const auto& version : versions) add(version.version, version);
-  if (versions.size() > 1) add("total", total);
-  table.print(std::cout);
   if (hits) {
-    std::cout << fmt::format(
-        "campaign {}: {} of {} compiled graphs found in the cache (hit rate {})\n",
-        options.campaign, hits->first, hits->first + hits->second,
-        hit_rate(*hits) ? fmt::format("{:.0f} %", 100 * *hit_rate(*hits)) : "-");
+    std::cout << fmt::format("campaign {}: {}\n", options.campaign, describe_hit_rate(*hits));
   }
   return kExitOk;
 }

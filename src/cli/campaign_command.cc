@@ -19,6 +19,7 @@
 #include "cli/fleet_commands.h"
 #include "cli/stop_signals.h"
 #include "cli/trial_options.h"
+#include "core/cache_dir.h"
 
 namespace canrun::cli {
 namespace {
@@ -43,13 +44,23 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   campaign::CampaignOptions campaign;
   campaign.trial = std::move(request);
   campaign.selection.tasks = split_tasks(options.tasks);
-  campaign.selection.selected_file = options.selected;
-  campaign.selection.exclusions_file = options.exclusions;
+  // The shipped catalog by default, wherever canrun is started; a path given is the user's.
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      campaign.selection.selected_file,
+      given_or_shipped("--selected", options.selected, "catalog", "selected.toml"));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      campaign.selection.exclusions_file,
+      given_or_shipped("--exclusions", options.exclusions, "catalog", "exclusions.toml"));
+  // Its trials are screened by the campaign's exclusions, not trial_request's default.
+  campaign.trial.exclusions_file = campaign.selection.exclusions_file;
   campaign.selection.rankings_dir = options.rankings.empty()
                                         ? trial::absolute_cache_dir(campaign.trial) / "rankings"
                                         : fs::path(options.rankings);
   campaign.selection.top = options.top;
-  campaign.selection.models_file = options.models;
+  if (!options.models.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(campaign.selection.models_file,
+                                 given_file("--models", options.models));
+  }
   campaign.out = options.out;
   campaign.dir = options.campaign_dir.empty()
                      ? fs::path(options.out) / ".campaign" / campaign.trial.backend
@@ -91,9 +102,11 @@ void register_campaign_command(const CommandRegistry& registry) {
   add_stack_options(*command, options->trial);
   command->add_option("--tasks", options->tasks, "Hub pipeline tags, comma-separated")
       ->capture_default_str();
-  command->add_option("--selected", options->selected, "Curated list")->capture_default_str();
-  command->add_option("--exclusions", options->exclusions, "Curated exclusions")
-      ->capture_default_str();
+  command->add_option("--selected", options->selected,
+                      "Curated list (default: the shipped catalog/selected.toml, wherever canrun "
+                      "is started)");
+  command->add_option("--exclusions", options->exclusions,
+                      "Curated exclusions (default: the shipped catalog/exclusions.toml)");
   command->add_option("--rankings", options->rankings,
                       "Rankings snapshot folder (default: rankings/ in the cache)");
   command->add_option("--top", options->top, "Models of each ranking (downloads, trending)")
@@ -116,7 +129,9 @@ void register_campaign_command(const CommandRegistry& registry) {
   command->add_flag("--resume", options->resume, "Continue the campaign in its folder");
   command->add_option("--retry", options->retry, "Run these verdicts again: failed or all")
       ->check(CLI::IsMember({"failed", "all"}));
-  command->add_flag("--dry-run", options->dry_run, "Print the plan; run nothing");
+  command->add_flag("--dry-run", options->dry_run,
+                    "Print the plan (and a fleet's slices); run, write and submit nothing, "
+                    "whatever the executor, --emit included");
   command->add_flag("--json", options->json, "Machine-readable output");
   command->add_option("--tokens", options->trial.request.new_tokens, "New tokens per run")
       ->capture_default_str();

@@ -13,8 +13,8 @@ namespace canrun::cli {
 struct CampaignCommandOptions {
   TrialOptions trial;
   std::string tasks = "text-generation";
-  std::string selected = "catalog/selected.toml";
-  std::string exclusions = "catalog/exclusions.toml";
+  std::string selected;    //!< empty: the shipped catalog's (shipped_file)
+  std::string exclusions;  //!< empty: the shipped catalog's (shipped_file)
   std::string rankings;
   std::size_t top = 0;
   std::string models;

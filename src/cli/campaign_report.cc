@@ -36,13 +36,15 @@ const dataset::VerdictRow* verdict_of(const campaign::CampaignOutcome& outcome, 
 
 }  // namespace
 
-int print_plan(const campaign::PlannedWork& work, bool json) {
-  if (json) {
-    nlohmann::json out = {{"items", nlohmann::json::array()}, {"unresolved", work.unresolved}};
-    for (const auto& item : work.items) out["items"].push_back(item_json(item, nullptr));
-    print_json(std::cout, out);
-    return kExitOk;
-  }
+namespace {
+
+nlohmann::json plan_json(const campaign::PlannedWork& work) {
+  nlohmann::json out = {{"items", nlohmann::json::array()}, {"unresolved", work.unresolved}};
+  for (const auto& item : work.items) out["items"].push_back(item_json(item, nullptr));
+  return out;
+}
+
+void print_plan_table(const campaign::PlannedWork& work) {
   TextTable table({"#", "MODEL", "TASK", "SOURCE", "PLAN", "WEIGHTS", "WHY"});
   std::size_t number = 0;
   for (const auto& item : work.items) {
@@ -53,7 +55,92 @@ int print_plan(const campaign::PlannedWork& work, bool json) {
   }
   table.print(std::cout);
   for (const auto& problem : work.unresolved) std::cout << "unresolved: " << problem << "\n";
+}
+
+}  // namespace
+
+int print_plan(const campaign::PlannedWork& work, bool json) {
+  if (json) {
+    print_json(std::cout, plan_json(work));
+    return kExitOk;
+  }
+  print_plan_table(work);
   return kExitOk;
+}
+
+int print_fleet_plan(const campaign::FleetPlan& plan, const FleetDryRun& dry_run, bool json) {
+  if (json) {
+    nlohmann::json out = plan_json(plan.work);
+    out["dry_run"] = true;
+    out["executor"] = dry_run.executor;
+    out["campaign_dir"] = dry_run.campaign_dir.string();
+    out["files_dir"] = dry_run.files_dir.string();
+    out["submit"] = dry_run.submit.empty() ? nlohmann::json() : nlohmann::json(dry_run.submit);
+    out["slices"] = nlohmann::json::array();
+    for (std::size_t slice = 0; slice < plan.slices.size(); ++slice) {
+      out["slices"].push_back({{"slice", slice},
+                               {"items", plan.slices[slice]},
+                               {"expected_s", plan.slice_expected_s[slice]}});
+    }
+    print_json(std::cout, out);
+    return kExitOk;
+  }
+  print_plan_table(plan.work);
+  TextTable table({"SLICE", "ITEMS", "EXPECTED"});
+  for (std::size_t slice = 0; slice < plan.slices.size(); ++slice) {
+    table.add({std::to_string(slice), std::to_string(plan.slices[slice].size()),
+               fmt::format("{:.0f} s", plan.slice_expected_s[slice])});
+  }
+  table.print(std::cout);
+  std::string submit;
+  for (const std::string& word : dry_run.submit) submit += (submit.empty() ? "" : " ") + word;
+  std::cout << fmt::format(
+      "dry run: nothing written, nothing submitted; a run would write the plan to {} and {}'s "
+      "files to {}{}\n",
+      dry_run.campaign_dir.string(), dry_run.executor, dry_run.files_dir.string(),
+      submit.empty() ? "" : fmt::format(", then submit them ({})", submit));
+  return kExitOk;
+}
+
+CampaignHitRate hit_rate_of(const std::vector<campaign::SliceState>& slices) {
+  CampaignHitRate rate;
+  for (const auto& slice : slices) {
+    rate.hits += slice.cache_hits;
+    rate.misses += slice.cache_misses;
+    rate.counted += slice.cache_counted;
+    rate.verdicts += slice.done;
+  }
+  return rate;
+}
+
+std::string describe_hit_rate(const CampaignHitRate& rate) {
+  if (rate.counted == 0) {
+    return fmt::format(
+        "no hit rate: no run behind its {} verdict{} reported the compiler's cache counts "
+        "(exclusions, verdicts that stood from a campaign in another folder, or a backend that "
+        "keeps no count)",
+        rate.verdicts, rate.verdicts == 1 ? "" : "s");
+  }
+  const std::int64_t all = rate.hits + rate.misses;
+  return fmt::format(
+      "{} of {} graphs found in the cache ({}), by the compiler's count in the runs of {} of {} "
+      "verdicts",
+      rate.hits, all,
+      all > 0 ? fmt::format("{:.0f} %",
+                            100.0 * static_cast<double>(rate.hits) / static_cast<double>(all))
+              : "-",
+      rate.counted, rate.verdicts);
+}
+
+nlohmann::json hit_rate_json(const CampaignHitRate& rate) {
+  const std::int64_t all = rate.hits + rate.misses;
+  return {{"hits", rate.hits},
+          {"misses", rate.misses},
+          {"hit_rate",
+           all > 0 ? nlohmann::json(static_cast<double>(rate.hits) / static_cast<double>(all))
+                   : nlohmann::json()},
+          {"counted", rate.counted},
+          {"verdicts", rate.verdicts}};
 }
 
 int print_outcome(const campaign::CampaignOutcome& outcome, const fs::path& campaign_dir,

@@ -9,6 +9,7 @@
 #include "cache/sync.h"
 #include "campaign/executors.h"
 #include "campaign/fleet.h"
+#include "cli/campaign_report.h"
 #include "cli/exit_code.h"
 #include "cli/table.h"
 #include "core/atomic_file.h"
@@ -79,29 +80,22 @@ int run_status(const std::string& dir, bool json) {
   // The campaign ends when its slowest unfinished slice does (each slice runs on its own node).
   double eta = 0;
   std::map<std::string, std::size_t> counts;
-  std::int64_t hits = 0;
-  std::int64_t misses = 0;
   for (const auto& slice : slices) {
     eta = std::max(eta, slice.remaining_s);
     for (const auto& [result, count] : slice.results) counts[result] += count;
-    hits += slice.cache_hits;
-    misses += slice.cache_misses;
   }
+  const CampaignHitRate rate = hit_rate_of(slices);
   if (json) {
     print_json(std::cout, {{"slices", slices_json(slices)},
                            {"results", counts},
                            {"eta_s", eta},
-                           {"compile_cache", {{"hits", hits}, {"misses", misses}}}});
+                           {"compile_cache", hit_rate_json(rate)}});
     return kExitOk;
   }
   print_slices(slices);
   std::cout << fmt::format("results: {}; expected left: {:.0f} s (the slowest slice)\n",
                            describe_counts(counts), eta);
-  if (hits + misses > 0) {
-    std::cout << fmt::format(
-        "compile cache: {} of {} graphs found in the cache ({:.0f} %)\n", hits, hits + misses,
-        100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses));
-  }
+  std::cout << "compile cache: " << describe_hit_rate(rate) << "\n";
   return kExitOk;
 }
 
@@ -121,11 +115,22 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::Executor& e
     settings["compile_cache"] =
         shared.is_bucket() ? shared.bucket_uri : fs::absolute(shared.local).string();
   }
-  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
-                               campaign::plan_fleet(campaign, options.slices, settings, *launcher));
   campaign::ExecutorOptions fleet = options.fleet;
   fleet.campaign_dir = fs::absolute(campaign.dir);
   fleet.out = fs::absolute(campaign.out);
+  const fs::path where = options.emit.empty() ? fleet.campaign_dir / name : fs::path(options.emit);
+  if (options.dry_run) {
+    // The plan and its slices, from the same planning; no folder, no file, no scheduler.
+    CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
+                                 campaign::preview_fleet(campaign, options.slices, *launcher));
+    return print_fleet_plan(
+        plan,
+        {name, fleet.campaign_dir, where,
+         options.emit.empty() ? executor.submit_command(where) : std::vector<std::string>{}},
+        options.json);
+  }
+  CANRUN_ASSIGN_OR_RETURN_EXIT(campaign::FleetPlan plan,
+                               campaign::plan_fleet(campaign, options.slices, settings, *launcher));
   // Nodes on shared storage (Slurm's) run this very executable unless told otherwise; a pod
   // runs the canrun of its image.
   if (executor.nodes_run_this_canrun() && !options.canrun_given) {
@@ -134,7 +139,6 @@ int run_fleet(const CampaignCommandOptions& options, const campaign::Executor& e
   CANRUN_ASSIGN_OR_RETURN_EXIT(backend::BackendProfile profile,
                                trial::trial_profile(campaign.trial));
   const std::map<std::string, std::string> files = executor.files(plan, profile, fleet);
-  const fs::path where = options.emit.empty() ? fleet.campaign_dir / name : fs::path(options.emit);
   std::error_code error;
   fs::create_directories(where, error);
   for (const fs::path& folder : executor.folders(fleet)) fs::create_directories(folder, error);

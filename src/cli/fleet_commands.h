@@ -14,7 +14,8 @@ namespace canrun::cli {
 
 //! Plans `campaign` into --campaign-dir and writes `executor`'s files to --emit or the
 //! folder; without --emit, submits them when the executor has a submit command (Slurm).
-//! Returns the exit code.
+//! With --dry-run, prints the plan, its slices and what a run would write and submit, and
+//! writes, submits and runs nothing. Returns the exit code.
 int run_fleet(const CampaignCommandOptions& options, const campaign::Executor& executor,
               const campaign::CampaignOptions& campaign);
 

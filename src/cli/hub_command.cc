@@ -43,8 +43,8 @@ struct HubOptions {
   std::string folder;
   bool tensors = false;
   std::size_t top = 20;
-  std::string selected_file = "catalog/selected.toml";
-  std::string exclusions_file = "catalog/exclusions.toml";
+  std::string selected_file;    //!< empty: the shipped catalog's
+  std::string exclusions_file;  //!< empty: the shipped catalog's
   std::string python;
 };
 
@@ -185,9 +185,15 @@ int run_select(const HubOptions& options) {
   }
   auto sort = hub::parse_ranking_sort(options.sort);
   if (!sort.ok()) return report(sort.error().with_context("--sort"));
-  auto selected = catalog::SelectedList::load(options.selected_file);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      const fs::path selected_file,
+      given_or_shipped("--selected", options.selected_file, "catalog", "selected.toml"));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(
+      const fs::path exclusions_file,
+      given_or_shipped("--exclusions", options.exclusions_file, "catalog", "exclusions.toml"));
+  auto selected = catalog::SelectedList::load(selected_file);
   if (!selected.ok()) return report(selected.error());
-  auto exclusions = catalog::Exclusions::load(options.exclusions_file);
+  auto exclusions = catalog::Exclusions::load(exclusions_file);
   if (!exclusions.ok()) return report(exclusions.error());
   auto client = make_client();
   if (!client.ok()) return report(client.error());
@@ -309,9 +315,10 @@ void register_hub_command(const CommandRegistry& registry) {
   select->add_option("--sort", options->sort, "Ranking: downloads or trending")
       ->check(CLI::IsMember({"downloads", "trending"}));
   select->add_option("--selected", options->selected_file,
-                     "Curated list (default catalog/selected.toml)");
+                     "Curated list (default: the shipped catalog/selected.toml, wherever canrun "
+                     "is started)");
   select->add_option("--exclusions", options->exclusions_file,
-                     "Curated exclusions (default catalog/exclusions.toml)");
+                     "Curated exclusions (default: the shipped catalog/exclusions.toml)");
   select->add_option("--python", options->python,
                      "The stack's Python, asked which architectures its transformers has "
                      "(default $CANRUN_PYTHON, else the project venv, else python3)");

@@ -1,5 +1,7 @@
 #include "core/cache_dir.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 namespace canrun {
@@ -35,6 +37,25 @@ std::optional<fs::path> shipped_dir(std::string_view name) {
     if (fs::is_directory(candidate, error)) return candidate;
   }
   return std::nullopt;
+}
+
+fs::path shipped_file(std::string_view folder, std::string_view name) {
+  return shipped_dir(folder).value_or(fs::path(folder)) / name;
+}
+
+Result<fs::path> given_file(std::string_view option, std::string_view given) {
+  std::error_code error;
+  if (!fs::exists(given, error)) {
+    return not_found(fmt::format("{} {}: no such file (from the working folder {})", option, given,
+                                 fs::current_path(error).string()));
+  }
+  return fs::path(given);
+}
+
+Result<fs::path> given_or_shipped(std::string_view option, std::string_view given,
+                                  std::string_view folder, std::string_view name) {
+  if (given.empty()) return shipped_file(folder, name);
+  return given_file(option, given);
 }
 
 }  // namespace canrun
