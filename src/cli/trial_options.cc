@@ -62,7 +62,8 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
   request.timeout = std::chrono::seconds(options.timeout_s);
   if (!options.cache.empty()) request.cache_dir = options.cache;
   if (!options.exclusions.empty()) {
-    request.exclusions_file = options.exclusions;
+    CANRUN_ASSIGN_OR_RETURN(request.exclusions_file,
+                            given_file("--exclusions", options.exclusions));
   } else if (const auto catalog = shipped_dir("catalog");
              catalog && std::filesystem::is_regular_file(*catalog / "exclusions.toml")) {
     request.exclusions_file = *catalog / "exclusions.toml";
