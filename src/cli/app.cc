@@ -41,6 +41,34 @@ std::string command_path(const CLI::App* command) {
   return path;
 }
 
+//! The help of `command` itself (App::help() gives a chosen subcommand's), its usage line
+//! naming the whole command ("Usage: canrun dataset show [OPTIONS] DIR"), where CLI11 names a
+//! subcommand alone.
+std::string help_of(const CLI::App* command) {
+  return command->get_formatter()->make_help(command, command_path(command),
+                                             CLI::AppFormatMode::Normal);
+}
+
+//! `canrun help [COMMAND...]`: the help of canrun or of the command named (to stdout, exit 0);
+//! an unknown command exits 2, as everywhere.
+int print_help(const CLI::App& app, const std::vector<std::string>& words) {
+  const CLI::App* command = &app;
+  std::string named;
+  for (const std::string& word : words) {
+    named += (named.empty() ? "" : " ") + word;
+    const auto subcommands = command->get_subcommands({});
+    const auto found = std::find_if(subcommands.begin(), subcommands.end(),
+                                    [&](const CLI::App* sub) { return sub->check_name(word); });
+    if (found == subcommands.end()) {
+      log::error("unknown command {}; run 'canrun help' for the list", quote_for_message(named));
+      return kExitUsage;
+    }
+    command = *found;
+  }
+  std::cout << help_of(command);
+  return kExitOk;
+}
+
 //! Each word that is not an option must name a subcommand until a command without
 //! subcommands is reached; CLI11 would only say "argument not expected", so name the unknown
 //! command ourselves, with its parent ("dataset frob").
@@ -126,7 +154,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.footer(
       "Exit codes: 0 success, 1 a failed verdict or check, 2 bad usage or input.\n"
-      "Run 'canrun COMMAND --help' for a command's options.");
+      "Run 'canrun help COMMAND' or 'canrun COMMAND --help' for a command's options.");
 
   CommandAction action;
   CommandRegistry registry{&app, &action};
@@ -140,6 +168,10 @@ int run(int argc, char** argv) {
   register_cache_command(registry);
   register_hub_command(registry);
   register_serve_command(registry);
+  std::vector<std::string> help_words;
+  CLI::App* help = app.add_subcommand("help", "Print the help of canrun, or of COMMAND");
+  help->add_option("COMMAND", help_words, "A command, e.g. test or dataset show");
+  help->callback([&] { action = [&] { return print_help(app, help_words); }; });
 
   if (const auto unknown = unknown_command(app, argc, argv)) {
     log::error("unknown command {}; run 'canrun --help' for the list", quote_for_message(*unknown));
@@ -148,7 +180,7 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    std::cout << chosen_command(app)->help();
+    std::cout << help_of(chosen_command(app));
     return kExitOk;
   } catch (const CLI::CallForVersion& version) {
     std::cout << version.what() << '\n';

@@ -51,3 +51,40 @@ def test_hostile_command_name_is_not_echoed_raw(canrun):
     assert result.returncode == 2
     assert 'unknown command "x\\x1b[31mred"' in result.stderr
     assert "\x1b" not in result.stderr
+
+
+def subcommands(help_text):
+    """The subcommand names a help lists (its Subcommands: section)."""
+    section = help_text.split("Subcommands:\n", 1)[1] if "Subcommands:\n" in help_text else ""
+    return [line.split()[0] for line in section.splitlines()
+            if line.startswith("  ") and not line.startswith("   ")]
+
+
+def test_every_usage_line_names_the_whole_command(canrun):
+    commands = [[name] for name in subcommands(canrun("--help").stdout)]
+    assert ["test"] in commands and ["dataset"] in commands and ["help"] in commands
+    seen = 0
+    while commands:
+        command = commands.pop()
+        result = canrun(*command, "--help")
+        assert result.returncode == 0, (command, result.stderr)
+        usage = next(line for line in result.stdout.splitlines() if line.startswith("Usage:"))
+        assert usage.startswith("Usage: canrun " + " ".join(command) + " "), usage
+        commands += [command + [name] for name in subcommands(result.stdout)]
+        seen += 1
+    assert seen >= 20  # the subcommands of dataset, judge, cache, hub and campaign included
+
+
+def test_help_command_prints_the_help_of_canrun_or_of_a_command(canrun):
+    whole = canrun("help")
+    assert whole.returncode == 0 and whole.stderr == ""
+    assert whole.stdout == canrun("--help").stdout
+    assert "canrun help COMMAND" in whole.stdout
+    show = canrun("help", "dataset", "show")
+    assert show.returncode == 0
+    assert show.stdout == canrun("dataset", "show", "--help").stdout
+    assert "Usage: canrun dataset show [OPTIONS] DIR" in show.stdout
+    for words in (["frobnicate"], ["dataset", "frob"]):
+        unknown = canrun("help", *words)
+        assert unknown.returncode == 2 and unknown.stdout == ""
+        assert f'unknown command "{" ".join(words)}"' in unknown.stderr
