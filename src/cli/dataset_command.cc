@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/dataset_commands.h"
 #include "core/text.h"
+#include "dataset/causes.h"
 
 namespace canrun::cli {
 
@@ -18,6 +19,29 @@ Status check_dataset_dir(const std::string& dir) {
     return not_found(fmt::format("dataset folder {} does not exist", quote_for_message(dir)));
   }
   return ok_status();
+}
+
+Result<dataset::StackKey> stack_named(std::string_view option, const std::string& value,
+                                      const dataset::DatasetDir& data) {
+  const auto listed = [&](const Error& error) {
+    const std::vector<dataset::StackKey> stacks = data.stacks();
+    std::string message = error.message();
+    if (stacks.empty()) {
+      message += fmt::format("\n{} has no stacks (no <stack>.parquet file under {})",
+                             data.root().string(), data.data_dir().string());
+    } else {
+      message += fmt::format("\nthe stacks of {}, as {} takes them:", data.root().string(), option);
+      for (const auto& stack : stacks) message += "\n  " + stack.stem();
+    }
+    return Error(error.code(), message);
+  };
+  auto key = dataset::StackKey::parse(fs::path(value).filename().string());
+  if (!key.ok()) return listed(key.error().with_context(option));
+  if (!fs::exists(data.file_of(*key))) {
+    return listed(not_found(fmt::format("{}: no results for stack {} in {}", option, key->display(),
+                                        data.root().string())));
+  }
+  return *key;
 }
 
 std::string relative_name(const fs::path& path, const dataset::DatasetDir& data) {
@@ -38,11 +62,16 @@ void register_dataset_command(const CommandRegistry& registry) {
     *registry.action = [options] { return run_dataset_validate(*options); };
   });
 
-  CLI::App* show = dataset->add_subcommand("show", "List verdicts, optionally filtered");
+  CLI::App* show = dataset->add_subcommand(
+      "show",
+      "List verdicts, optionally filtered; STACK is the name --stack, --from and --to take (the "
+      "stack's file under DIR/data, without .parquet)");
   show->add_option("DIR", options->dir, "Dataset folder")->required();
   show->add_option("--model", options->model, "Only this model id (namespace/name)");
   show->add_option("--result", options->result, "Only this result, e.g. PASS or FAIL_COMPILE");
-  show->add_option("--stack", options->stack, "Only this stack (file name or its stem)");
+  show->add_option("--stack", options->stack,
+                   "Only this stack, as the STACK column names it (or its file); one the dataset "
+                   "does not have exits 2, listing those it has");
   show->add_flag("--json", options->json, "All columns as a JSON array");
   show->callback(
       [registry, options] { *registry.action = [options] { return run_dataset_show(*options); }; });
@@ -62,7 +91,9 @@ void register_dataset_command(const CommandRegistry& registry) {
   CLI::App* causes = dataset->add_subcommand(
       "causes",
       "Failure causes per stack: the rows neither PASS nor EXCLUDED grouped by error_signature, "
-      "most first, each with its count, verdict kinds, models and an excerpt of one error");
+      "most first, each with its count, verdict kinds, models, the model types their errors name "
+      "and an excerpt of one error");
+  causes->footer(std::string(dataset::kSignatureHelp));
   causes->add_option("DIR", options->dir, "Dataset folder")->required();
   causes->add_option("--stack", options->stack, "Only this stack (file name or its stem)");
   causes->add_flag("--json", options->json, "Machine-readable output");

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 #include "dataset/dataset.h"
@@ -40,6 +41,12 @@ int run_dataset_pull(const DatasetHubOptions& options);
 
 //! kNotFound naming `dir` when it is not a folder.
 Status check_dataset_dir(const std::string& dir);
+
+//! The stack `value` names in `data` (a file name, its stem, or a path to the file), for
+//! `option` (--stack, --from, --to). When it names none, kInvalidArgument (not a stack name) or
+//! kNotFound (no file of it), both exit 2, listing the stacks `data` has by those names.
+Result<dataset::StackKey> stack_named(std::string_view option, const std::string& value,
+                                      const dataset::DatasetDir& data);
 
 //! `path` relative to the dataset folder, as messages name a file.
 std::string relative_name(const std::filesystem::path& path, const dataset::DatasetDir& data);

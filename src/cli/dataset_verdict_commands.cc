@@ -1,5 +1,6 @@
 // canrun dataset show|diff|causes: list the verdicts, compare two stacks, and group the
-// failures of each stack by their cause.
+// failures of each stack by their cause. A stack is named as its file under DIR/data without
+// .parquet (the STACK column of show); one the dataset lacks exits 2, listing those it has.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,7 +22,6 @@
 namespace canrun::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using dataset::DatasetDir;
 using dataset::StackKey;
 
@@ -79,13 +79,11 @@ int run_dataset_show(const DatasetOptions& options) {
         invalid_argument(fmt::format("--result {} is not a result; use one of {}",
                                      quote_for_message(options.result), verdict_result_names())));
   }
+  const DatasetDir data(options.dir);
   std::optional<StackKey> stack;
   if (!options.stack.empty()) {
-    auto key = StackKey::parse(options.stack);
-    if (!key.ok()) return report(key.error());
-    stack = *key;
+    CANRUN_ASSIGN_OR_RETURN_EXIT(stack, stack_named("--stack", options.stack, data));
   }
-  const DatasetDir data(options.dir);
   const auto snapshot = load_readable(data);
   nlohmann::json json_rows = nlohmann::json::array();
   TextTable table({"MODEL", "TASK", "STACK", "RESULT", "CORES", "RUN S", "PEAK MEM", "NOTE"});
@@ -100,11 +98,8 @@ int run_dataset_show(const DatasetOptions& options) {
       }
       std::string note = row.exclusion_reason.value_or(row.error_signature.value_or(""));
       if (note.size() > 60) note = note.substr(0, 57) + "...";
-      table.add({row.model_id, row.task,
-                 fmt::format("{} {} / {} {}", row.backend, row.compiler_version, row.library,
-                             row.library_version),
-                 std::string(to_string(row.result)), row.cores ? std::to_string(*row.cores) : "-",
-                 seconds_cell(row.runtime_s),
+      table.add({row.model_id, row.task, stack_table.key.stem(), std::string(to_string(row.result)),
+                 row.cores ? std::to_string(*row.cores) : "-", seconds_cell(row.runtime_s),
                  row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-",
                  note});
     }
@@ -122,22 +117,20 @@ int run_dataset_show(const DatasetOptions& options) {
 int run_dataset_diff(const DatasetOptions& options) {
   if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
   const DatasetDir data(options.dir);
-  auto from_key = StackKey::parse(fs::path(options.from).filename().string());
-  if (!from_key.ok()) return report(from_key.error().with_context("--from"));
-  auto to_key = StackKey::parse(fs::path(options.to).filename().string());
-  if (!to_key.ok()) return report(to_key.error().with_context("--to"));
-  auto from = data.read_stack(*from_key);
+  CANRUN_ASSIGN_OR_RETURN_EXIT(const StackKey from_key, stack_named("--from", options.from, data));
+  CANRUN_ASSIGN_OR_RETURN_EXIT(const StackKey to_key, stack_named("--to", options.to, data));
+  auto from = data.read_stack(from_key);
   if (!from.ok()) return report(from.error().with_context("--from"));
-  auto to = data.read_stack(*to_key);
+  auto to = data.read_stack(to_key);
   if (!to.ok()) return report(to.error().with_context("--to"));
   const auto diff = dataset::diff_stacks(*from, *to);
   if (options.json) {
     nlohmann::json out = dataset::diff_json(diff);
-    out["from"] = from_key->stem();
-    out["to"] = to_key->stem();
+    out["from"] = from_key.stem();
+    out["to"] = to_key.stem();
     print_json(std::cout, out);
   } else {
-    std::cout << "from " << from_key->display() << "\nto   " << to_key->display() << "\n";
+    std::cout << "from " << from_key.display() << "\nto   " << to_key.display() << "\n";
     print_changes("regressions", diff.regressions);
     print_changes("fixes", diff.fixes);
     print_changes("unverified, not counted as regressions", diff.unverified);
@@ -164,31 +157,27 @@ int run_dataset_diff(const DatasetOptions& options) {
   return diff.regressions.empty() ? kExitOk : kExitFailed;
 }
 
-//! The stack --stack names, or every stack of the dataset.
 int run_dataset_causes(const DatasetOptions& options) {
   if (auto status = check_dataset_dir(options.dir); !status.ok()) return report(status.error());
-  std::optional<StackKey> only;
-  if (!options.stack.empty()) {
-    auto key = StackKey::parse(fs::path(options.stack).filename().string());
-    if (!key.ok()) return report(key.error().with_context("--stack"));
-    only = *key;
-  }
   const DatasetDir data(options.dir);
   // --stack: that file alone; else every stack file.
   std::vector<std::pair<StackKey, std::vector<dataset::VerdictRow>>> stacks;
-  if (only) {
-    auto rows = data.read_stack(*only);
-    if (!rows.ok() && rows.error().code() != ErrorCode::kNotFound) return report(rows.error());
-    if (!rows.ok()) {
-      return report(not_found(fmt::format("--stack {}: no such stack in {}",
-                                          quote_for_message(options.stack), options.dir)));
-    }
-    stacks.emplace_back(*only, std::move(*rows));
+  if (!options.stack.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(const StackKey only, stack_named("--stack", options.stack, data));
+    auto rows = data.read_stack(only);
+    if (!rows.ok()) return report(rows.error());
+    stacks.emplace_back(only, std::move(*rows));
   } else {
     auto snapshot = load_readable(data);
     for (auto& stack : snapshot.stacks) stacks.emplace_back(stack.key, std::move(stack.rows));
   }
   nlohmann::json out = nlohmann::json::array();
+  if (!options.json) {
+    std::cout << "Each cause is one error_signature: the exception chain (\"A<B\": an A raised "
+                 "while handling a B), \" | \", and the error's last line with what varies "
+                 "between models replaced (N, <path>, <hash>, <model type>...); see 'canrun "
+                 "dataset causes --help'.\n\n";
+  }
   for (const auto& [key, rows] : stacks) {
     const auto causes = dataset::failure_causes(rows);
     std::size_t failures = 0;
@@ -200,7 +189,8 @@ int run_dataset_causes(const DatasetOptions& options) {
                          {"count", cause.count},
                          {"results", cause.results},
                          {"excerpt", cause.excerpt},
-                         {"models", cause.models}});
+                         {"models", cause.models},
+                         {"model_types", cause.model_types}});
       }
       out.push_back({{"stack", key.stem()}, {"failures", failures}, {"causes", items}});
       continue;
@@ -222,6 +212,9 @@ int run_dataset_causes(const DatasetOptions& options) {
           fmt::join(cause.models.begin(), cause.models.begin() + static_cast<long>(shown), ", "),
           cause.models.size() > shown ? fmt::format(" and {} more", cause.models.size() - shown)
                                       : "");
+      if (!cause.model_types.empty()) {
+        std::cout << fmt::format("    model types: {}\n", fmt::join(cause.model_types, ", "));
+      }
       std::string_view rest = cause.excerpt;
       while (!rest.empty()) {
         const auto newline = rest.find('\n');

@@ -1,13 +1,34 @@
 #include "dataset/causes.h"
 
 #include <algorithm>
+#include <regex>
+#include <set>
 
 namespace canrun::dataset {
 namespace {
 
+//! `error` up to the end of the paragraph of its last exception line ("ValueError: ..." up to
+//! the next blank line): a library's advice after it is not the failure. All of it when it has
+//! no such line.
+std::string_view through_last_exception(std::string_view error) {
+  static const std::regex kExceptionLine(
+      R"(^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failed|Failure)\b[^\n]*:)");
+  std::size_t last = std::string_view::npos;
+  for (std::size_t at = 0; at < error.size();) {
+    const std::size_t end = std::min(error.find('\n', at), error.size());
+    const std::string line(error.substr(at, end - at));
+    if (std::regex_search(line, kExceptionLine)) last = at;
+    at = end + 1;
+  }
+  if (last == std::string_view::npos) return error;
+  const std::size_t blank = error.find("\n\n", last);
+  return blank == std::string_view::npos ? error : error.substr(0, blank);
+}
+
 //! The last lines of `error` within kCauseExcerptBytes, starting on a line boundary when one
 //! is near (a traceback ends with what went wrong).
 std::string excerpt_of(std::string_view error) {
+  error = through_last_exception(error);
   while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.remove_suffix(1);
   if (error.size() <= kCauseExcerptBytes) return std::string(error);
   std::string_view tail = error.substr(error.size() - kCauseExcerptBytes);
@@ -24,6 +45,22 @@ std::string excerpt_of(std::string_view error) {
 }
 
 }  // namespace
+
+std::vector<std::string> model_types_in(std::string_view error) {
+  static const std::regex kNamed(R"(model type `([^`]+)`)");
+  static const std::regex kCode(R"(transformers/models/([A-Za-z0-9_]+)/)");
+  const std::string text(error);
+  std::set<std::string> named;
+  for (std::sregex_iterator it(text.begin(), text.end(), kNamed), end; it != end; ++it)
+    named.insert((*it)[1].str());
+  if (!named.empty()) return {named.begin(), named.end()};
+  std::string last;
+  for (std::sregex_iterator it(text.begin(), text.end(), kCode), end; it != end; ++it) {
+    if ((*it)[1].str() != "auto") last = (*it)[1].str();
+  }
+  if (last.empty()) return {};
+  return {last};
+}
 
 std::vector<FailureCause> failure_causes(const std::vector<VerdictRow>& rows) {
   // The task most rows have: other tasks' models are named with theirs.
@@ -51,12 +88,17 @@ std::vector<FailureCause> failure_causes(const std::vector<VerdictRow>& rows) {
     FailureCause cause;
     cause.signature = signature;
     cause.count = members.size();
+    std::set<std::string> types;
     for (const VerdictRow* row : members) {
+      if (row->error) {
+        for (std::string& type : model_types_in(*row->error)) types.insert(std::move(type));
+      }
       ++cause.results[std::string(to_string(row->result))];
       cause.models.push_back(row->task == main_task ? row->model_id
                                                     : row->model_id + " (" + row->task + ")");
       if (cause.excerpt.empty() && row->error) cause.excerpt = excerpt_of(*row->error);
     }
+    cause.model_types.assign(types.begin(), types.end());
     causes.push_back(std::move(cause));
   }
   std::stable_sort(causes.begin(), causes.end(),

@@ -62,5 +62,29 @@ TEST(FailureCausesTest, ExcerptIsTheEndOfTheErrorOnALineBoundary) {
   EXPECT_TRUE(failure_causes({minimal_row("a/b", VerdictResult::kPass)}).empty());
 }
 
+TEST(FailureCausesTest, ExcerptEndsWithTheErrorNotTheAdviceAfterIt) {
+  const std::string error =
+      "Traceback (most recent call last):\nKeyError: 'jais2'\n\nDuring handling of the above "
+      "exception, another exception occurred:\n\n    raise ValueError(\nValueError: has model "
+      "type `jais2` but Transformers does not recognize this architecture.\n\nYou can update "
+      "Transformers with `pip install --upgrade transformers`.\n";
+  const auto causes = failure_causes({failed("a/b", VerdictResult::kFailLoad, "s", error)});
+  ASSERT_EQ(causes.size(), 1U);
+  EXPECT_TRUE(causes[0].excerpt.ends_with("does not recognize this architecture."))
+      << causes[0].excerpt;
+  EXPECT_THAT(causes[0].model_types, ElementsAre("jais2"));
+}
+
+TEST(FailureCausesTest, ModelTypesComeFromTheErrorOrTheModelsCode) {
+  EXPECT_THAT(model_types_in("model type `nanochat` but ... model type `nanochat`"),
+              ElementsAre("nanochat"));
+  // Else the model's own code the traceback passed through (not transformers' auto classes).
+  EXPECT_THAT(model_types_in("File \"x/transformers/models/auto/auto_factory.py\"\n"
+                             "File \"x/transformers/models/gpt_neox/modeling_gpt_neox.py\"\n"
+                             "File \"x/transformers/models/auto/y.py\"\nRuntimeError: x"),
+              ElementsAre("gpt_neox"));
+  EXPECT_TRUE(model_types_in("neuronx-cc: error: unsupported op").empty());
+}
+
 }  // namespace
 }  // namespace canrun::dataset

@@ -329,6 +329,15 @@ DatasetSnapshot DatasetDir::load_all() const {
   return snapshot;
 }
 
+std::vector<StackKey> DatasetDir::stacks() const {
+  std::vector<StackKey> keys;
+  for (Entry& entry : list_entries(data_dir())) {
+    if (entry.key) keys.push_back(std::move(*entry.key));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 std::vector<FileProblem> DatasetDir::validate() const {
   std::vector<FileProblem> problems;
   if (!fs::is_directory(data_dir())) {

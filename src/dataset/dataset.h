@@ -108,6 +108,9 @@ class DatasetDir {
   //! Loads every file under data/, in parallel. Bad files are listed, not fatal.
   DatasetSnapshot load_all() const;
 
+  //! The stacks with a file under data/ (by name: the file is not read), sorted.
+  std::vector<StackKey> stacks() const;
+
   //! Checks every entry under data/: name, Parquet, schema, and each row (check_row, the
   //! row's stack matching the file name, no duplicate (model_id, task)). Problems per file.
   std::vector<FileProblem> validate() const;

@@ -262,6 +262,13 @@ TEST_F(DatasetTest, LoadAllAndValidateReportBadFilesButReadGoodOnes) {
   EXPECT_THAT(problems[0].problem, HasSubstr("truncated"));
   EXPECT_EQ(problems[1].path.filename(), "notes.txt");
   EXPECT_THAT(problems[1].problem, HasSubstr("only <stack>.parquet files belong in data/"));
+  // stacks() goes by the names: the truncated file is a stack, notes.txt and the temp file not.
+  std::vector<std::string> stems;
+  for (const StackKey& stack : data.stacks()) stems.push_back(stack.stem());
+  EXPECT_THAT(stems,
+              ::testing::ElementsAre("cpu__inductor-2.13.0__transformers-5.18.0",
+                                     "neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-4.57.6",
+                                     key().stem()));
 }
 
 TEST_F(DatasetTest, ValidateFindsRowsInTheWrongFileAndDuplicates) {

@@ -102,6 +102,28 @@ def test_show_filters_and_prints_a_table(canrun, two_stacks):
     assert none.returncode == 0 and "no rows match" in none.stdout
 
 
+def test_show_names_stacks_as_the_options_take_them(canrun, two_stacks):
+    table = canrun("dataset", "show", two_stacks).stdout.splitlines()
+    column = table[0].index("STACK")
+    stacks = {line[column:].split()[0] for line in table[1:]}
+    assert stacks == {OLD_STEM, NEW_STEM}
+    # What the STACK column says is what --stack, --from and --to take.
+    for stack in stacks:
+        shown = canrun("dataset", "show", two_stacks, "--stack", stack).stdout.splitlines()
+        assert len(shown) > 1 and all(stack in line for line in shown[1:])
+    assert canrun("dataset", "diff", two_stacks, "--from", OLD_STEM, "--to", NEW_STEM).returncode == 1
+
+
+def test_show_of_a_stack_the_dataset_lacks_exits_2_and_lists_its_stacks(canrun, two_stacks):
+    for stack, why in (("cpu__inductor-2.13.0__transformers-5.18.0", "--stack: no results for stack "
+                        "cpu · inductor 2.13.0 · transformers 5.18.0"),
+                       ("X", '--stack: "X" is not a stack name')):
+        result = canrun("dataset", "show", two_stacks, "--stack", stack)
+        assert result.returncode == 2, result.stdout
+        assert result.stdout == "" and why in result.stderr
+        assert f"as --stack takes them:\n  {OLD_STEM}\n  {NEW_STEM}\n" in result.stderr
+
+
 def test_show_refuses_bad_filters(canrun, two_stacks, tmp_path):
     bad_result = canrun("dataset", "show", two_stacks, "--result", "MAYBE")
     assert bad_result.returncode == 2
@@ -192,7 +214,47 @@ def test_causes_groups_a_neuron_stacks_failures_by_signature(canrun, tmp_path, w
     assert f"4 × {op}  (FAIL_COMPILE 3, TIMEOUT 1)" in text
     assert "    | NeuronCompilerError: unsupported op aten::1" in text
     missing = canrun("dataset", "causes", tmp_path, "--stack", OLD_STEM.replace("4.57.6", "4.0.0"))
-    assert missing.returncode == 2 and "no such stack" in missing.stderr
+    assert missing.returncode == 2 and "--stack: no results for stack" in missing.stderr
+    assert f"\n  {OLD_STEM}\n  {NEW_STEM}" in missing.stderr  # the stacks it has
+
+
+def test_causes_explain_signatures_name_model_types_and_leave_advice_out(canrun, tmp_path,
+                                                                         write_rows):
+    signature = ("ValueError<KeyError | ValueError: The checkpoint you are trying to load has model "
+                 "type `<model type>` but Transformers does not recognize this architecture.")
+    advice = "You can update Transformers with the command `pip install --upgrade transformers`."
+
+    def unknown(model, model_type):
+        error = ("Traceback (most recent call last):\n  File \"x/transformers/models/auto/"
+                 "configuration_auto.py\", line 1, in from_pretrained\nKeyError: "
+                 f"'{model_type}'\n\nDuring handling of the above exception, another exception "
+                 "occurred:\n\n    raise ValueError(\nValueError: The checkpoint you are trying to "
+                 f"load has model type `{model_type}` but Transformers does not recognize this "
+                 f"architecture.\n\n{advice}\n")
+        return verdict_row(model, "FAIL_LOAD", error_signature=signature, error=error, **NEW)
+
+    compile_error = ("Traceback (most recent call last):\n  File \"x/transformers/models/auto/"
+                     "auto_factory.py\", line 9\n  File \"x/transformers/models/qwen3/"
+                     "modeling_qwen3.py\", line 7, in forward\nRuntimeError: bad op\n")
+    write_rows(tmp_path, [unknown("org/nano", "nanochat"), unknown("org/jais", "jais2"),
+                          verdict_row("org/qwen", "FAIL_COMPILE", error_signature="RuntimeError | bad op",
+                                      error=compile_error, **NEW)])
+    result = canrun("dataset", "causes", tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.startswith("Each cause is one error_signature: the exception chain")
+    assert "    model types: jais2, nanochat\n" in text
+    assert "    model types: qwen3\n" in text  # the model's code the traceback passed through
+    # The excerpt ends with the error (org/jais's, the first by id), not transformers' advice.
+    assert "    | ValueError: The checkpoint you are trying to load has model type `jais2`" in text
+    assert "pip install" not in text
+    [stack] = json.loads(canrun("dataset", "causes", tmp_path, "--json").stdout)
+    assert [c["model_types"] for c in stack["causes"]] == [["jais2", "nanochat"], ["qwen3"]]
+
+    explained = canrun("dataset", "causes", "--help").stdout
+    assert "An error_signature is \"CHAIN | LINE\"" in explained
+    assert "a ValueError raised while handling a KeyError" in explained
+    assert "numbers by N, paths by <path>" in explained
 
 
 def test_diff_lists_changed_plans_and_measurements(canrun, tmp_path, write_rows):
