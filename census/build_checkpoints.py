@@ -11,16 +11,24 @@ usage:
       prints {"transformers": V, "tasks": {task: [{"model_type", "class", "kind",
       "other_task"?}, ...]}}: every type of the task's mapping (text-generation: the causal-LM
       mapping; text-classification: sequence classification; fill-mask: masked LM;
-      token-classification: token classification) and, for text-generation, whether it is a
-      decoder-only text generator (built) or belongs to another task (recorded, not built).
+      token-classification: token classification) with its kind (decoder-only, encoder,
+      encoder-decoder, multimodal, draft-model: see `classify`) and, for text-generation, the
+      task of the types that are not decoder-only text generators (recorded, not built).
   build_checkpoints.py --hf-home ROOT --tasks T1,T2 [--types t1,t2] --manifest OUT.json
                        [--seed 0] [--overrides FILE]
       builds every selected type not already built at its current revision into the cache
       ROOT/hub (ids canrun-census/<type> for text-generation, canrun-census/<type>-<task> for
-      the other tasks), checks each by reloading it offline with the task's Auto class and
-      running it on CPU, and writes OUT.json (atomically, after each type): the stack's
-      versions and one entry per type, built, belonging to another task or failed (with the
-      step and the error). Progress goes to stderr, one line per type. Unknown --types: exit 2.
+      the other tasks), runs each on CPU (text-generation: NEW_TOKENS greedy tokens with the
+      default cache; the others: SENTENCES as one padded batch), reloads it offline from the
+      cache with the task's Auto class and checks it computes the same logits, and writes
+      OUT.json (atomically, as each type and step starts and ends): {"transformers", "torch",
+      "generator", "entries": [{"model_type", "task", "status" (built, other_task or failed),
+      "kind", "other_task"?, "class", "model_id"?, "revision"?, "step"? and "error"? (where it
+      failed: config, shrink, model, forward, save or load), "claims": {"can_compile_fullgraph",
+      "tp_plan", "ep_plan"}, "build_seconds", "size_bytes", "logits_flat"? (the logits that
+      decide barely vary), "tokens"? (the greedy tokens, text-generation)}]}. A process that
+      dies leaves the type it was building failed at the step it was in. Progress goes to
+      stderr, one line per type. Unknown --types: exit 2, naming them; nothing is built.
 
 How a checkpoint is made: the type's config class, its default instance shrunk through the
 constructor's keyword arguments by the rules of `shrunk` (hidden size 64, 2 layers, or up to 4
@@ -62,7 +70,6 @@ TASK_MAPPINGS = {
                              "AutoModelForTokenClassification"),
 }
 ORG = "canrun-census"
-STEPS = ("config", "shrink", "model", "forward", "save", "load")
 
 CORPUS = """The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is
 Madrid. A model runs on a device when its weights fit in memory and its graph compiles. The
@@ -789,14 +796,16 @@ def check_outputs(task, model, tokenizer):
         return logits, None
 
 
-def built(root, repo_id, task, config, tokenizer, seed):
-    """Makes, checks, saves and reloads one checkpoint; returns (commit, facts)."""
+def built(root, repo_id, task, config, tokenizer, seed, reached):
+    """Makes, checks, saves and reloads one checkpoint; returns (commit, facts). Calls
+    reached(step) as each step starts."""
     import torch
     facts = {}
     count, largest = parameters_on_meta(task, config)
     if count is not None and count > MAX_PARAMETERS:
         raise Failed("shrink", f"too large: {count} parameters; the largest: "
                      + ", ".join(f"{name} {list(shape)}" for _, name, shape in largest))
+    reached("model")
     try:
         torch.manual_seed(seed)
         with quiet():
@@ -804,6 +813,7 @@ def built(root, repo_id, task, config, tokenizer, seed):
         model = model.float().eval()
     except Exception as error:
         raise Failed("model", one_line(error))
+    reached("forward")
     try:
         with quiet():
             logits, tokens = check_outputs(task, model, tokenizer)
@@ -814,6 +824,7 @@ def built(root, repo_id, task, config, tokenizer, seed):
     facts["logits_flat"] = bool(logits.std().item() < FLAT_STD) if logits.numel() > 1 else True
     if tokens is not None:
         facts["tokens"] = tokens
+    reached("save")
     try:
         with tempfile.TemporaryDirectory() as tmp, quiet():
             folder = Path(tmp)
@@ -823,6 +834,7 @@ def built(root, repo_id, task, config, tokenizer, seed):
             commit = put_in_cache(root, repo_id, folder)
     except Exception as error:
         raise Failed("save", one_line(error))
+    reached("load")
     try:
         with quiet():
             loaded_tokenizer = __import__("transformers").AutoTokenizer.from_pretrained(repo_id)
@@ -859,8 +871,10 @@ class Manifest:
         self.path, self.versions, self.entries = path, versions, []
 
     def write(self):
-        write_atomically(self.path, json.dumps({**self.versions, "generator": GENERATOR,
-                                                "entries": self.entries}, indent=1) + "\n")
+        """The whole manifest, one entry a line, replacing the file atomically."""
+        head = json.dumps({**self.versions, "generator": GENERATOR})[:-1]
+        entries = ",\n".join(json.dumps(entry) for entry in self.entries)
+        write_atomically(self.path, f'{head}, "entries": [\n{entries}\n]}}\n')
 
 
 def build_all(args, tasks, types, overrides):
@@ -889,10 +903,15 @@ def build_all(args, tasks, types, overrides):
             continue
         repo_id = model_id(model_type, task)
         entry["model_id"] = repo_id
-        # Provisional: a process that dies on this type leaves it failed, not missing.
-        entry.update(step="config", error="the generator's process ended while building it")
+        # Provisional: a process that dies on this type leaves it failed at the step it was in.
+        entry.update(step="config", error="the generator's process ended during this step")
         manifest.entries.append(entry)
         manifest.write()
+
+        def reached(step, entry=entry):
+            entry["step"] = step
+            manifest.write()
+
         override = overrides.get(model_type, {})
         stamp_path = stamps / (repo_id.split("/", 1)[1] + ".json")
         try:
@@ -908,7 +927,8 @@ def build_all(args, tasks, types, overrides):
                 if family not in tokenizers:
                     with quiet():
                         tokenizers[family] = make_tokenizer(task)
-                commit, facts = built(root, repo_id, task, config, tokenizers[family], args.seed)
+                commit, facts = built(root, repo_id, task, config, tokenizers[family], args.seed,
+                                      reached)
                 write_atomically(stamp_path, json.dumps({"key": key, "revision": commit,
                                                          "facts": facts}) + "\n")
                 how = "built"
