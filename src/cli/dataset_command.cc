@@ -82,8 +82,12 @@ void register_dataset_command(const CommandRegistry& registry) {
       "regressions (PASS → FAIL_*, TIMEOUT, CRASH, or excluded by the planner). PASS → "
       "REFERENCE_FAIL or another exclusion is listed as unverified and does not fail");
   diff->add_option("DIR", options->dir, "Dataset folder")->required();
-  diff->add_option("--from", options->from, "Older stack (file name or its stem)")->required();
-  diff->add_option("--to", options->to, "Newer stack (file name or its stem)")->required();
+  diff->add_option("--from", options->from,
+                   "Older stack, as the STACK column of `dataset show` names it (or its file)")
+      ->required();
+  diff->add_option("--to", options->to,
+                   "Newer stack, as the STACK column of `dataset show` names it (or its file)")
+      ->required();
   diff->add_flag("--json", options->json, "Machine-readable output");
   diff->callback(
       [registry, options] { *registry.action = [options] { return run_dataset_diff(*options); }; });
@@ -93,9 +97,11 @@ void register_dataset_command(const CommandRegistry& registry) {
       "Failure causes per stack: the rows neither PASS nor EXCLUDED grouped by error_signature, "
       "most first, each with its count, verdict kinds, models, the model types their errors name "
       "and an excerpt of one error");
-  causes->footer(std::string(dataset::kSignatureHelp));
+  causes->footer(std::string(dataset::kSignatureHelp) + "\n\n" + registry.root->get_footer());
   causes->add_option("DIR", options->dir, "Dataset folder")->required();
-  causes->add_option("--stack", options->stack, "Only this stack (file name or its stem)");
+  causes->add_option(
+      "--stack", options->stack,
+      "Only this stack, as the STACK column of `dataset show` names it (or its file)");
   causes->add_flag("--json", options->json, "Machine-readable output");
   causes->callback([registry, options] {
     *registry.action = [options] { return run_dataset_causes(*options); };
