@@ -3,8 +3,12 @@
 numbers that canrun combines into one fluency score.
 
 usage: python3 judge.py MODEL REQUEST.json > answer.json
-  request: {"items": [{"prompt": "...", "text": "..."}, ...]}
+  request: {"items": [{"prompt": "...", "text": "..."}, ...], "progress": "progress.json"}
   answer:  {"features": [{name: float, ...}, ...], "model": MODEL, "versions": {...}}  (one line)
+  progress (optional): a file rewritten (atomically) once the model is loaded and after each
+  batch: {"texts": done, "of": all, "work": done, "of_work": all, "elapsed": seconds}, where work
+  counts the token positions of the padded batches (what a batch costs) and elapsed is the time
+  since the first batch began; canrun reads it to show how far the judge is and its time left.
 
 The features of a text (every one a plain number, the same names for every text):
   likelihood       the model's mean log-likelihood (nats per token) of the text after its prompt
@@ -45,8 +49,10 @@ trust_remote_code.
 """
 import json
 import math
+import os
 import re
 import sys
+import time
 import unicodedata
 
 BATCH = 16  # texts per forward pass
@@ -57,14 +63,41 @@ WORD = re.compile(r"^[\"'(\[*_`]*[A-Za-z\u00c0-\u024f]+(?:['\u2019-][A-Za-z\u00c
                   r"[\"')\]*_`.,;:!?]*$")
 
 
-def forward(torch, model, sequences, pad, reduce):
+class Progress:
+    """Writes how far forward() is to `path` (nothing when path is None)."""
+
+    def __init__(self, path, batches):
+        self.path = path
+        self.texts = self.work = 0
+        self.of = sum(len(batch) for batch, _ in batches)
+        self.of_work = sum(len(batch) * width for batch, width in batches)
+        self.start = time.monotonic()
+        self.write()
+
+    def batch_done(self, batch, width):
+        self.texts += len(batch)
+        self.work += len(batch) * width
+        self.write()
+
+    def write(self):
+        if self.path is None:
+            return
+        record = {"texts": self.texts, "of": self.of, "work": self.work, "of_work": self.of_work,
+                  "elapsed": time.monotonic() - self.start}
+        with open(self.path + ".tmp", "w", encoding="utf-8") as file:
+            json.dump(record, file)
+        os.replace(self.path + ".tmp", self.path)
+
+
+def forward(torch, model, sequences, pad, reduce, progress_path=None):
     """reduce(at, log_probs) for every sequence, its log-probabilities at every position;
     batched by length (right padding, so a sequence's positions are those it has alone)."""
     out = [None] * len(sequences)
     order = sorted(range(len(sequences)), key=lambda at: len(sequences[at]))
-    for start in range(0, len(order), BATCH):
-        batch = order[start:start + BATCH]
-        width = max(len(sequences[at]) for at in batch)
+    batches = [order[start:start + BATCH] for start in range(0, len(order), BATCH)]
+    widths = [max(len(sequences[at]) for at in batch) for batch in batches]
+    progress = Progress(progress_path, list(zip(batches, widths)))
+    for batch, width in zip(batches, widths):
         ids = torch.full((len(batch), width), pad, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for row, at in enumerate(batch):
@@ -74,6 +107,7 @@ def forward(torch, model, sequences, pad, reduce):
             logits = model(input_ids=ids, attention_mask=mask).logits.float()
         for row, at in enumerate(batch):
             out[at] = reduce(at, torch.log_softmax(logits[row, :len(sequences[at])], dim=-1))
+        progress.batch_done(batch, width)
     return out
 
 
@@ -213,7 +247,8 @@ def main():
     tokens = [tokenizer(text, add_special_tokens=False)["input_ids"] if text else [] for _, text in items]
     contexts = [context_of(tokenizer, prompt) for prompt, _ in items]
     read = forward(torch, model, [c + t for c, t in zip(contexts, tokens)], pad,
-                   lambda at, log_probs: read_likelihoods(log_probs, contexts[at], tokens[at]))
+                   lambda at, log_probs: read_likelihoods(log_probs, contexts[at], tokens[at]),
+                   request.get("progress"))
     features = []
     for at, (prompt, text) in enumerate(items):
         features.append({**read[at], **cheap(text, tokens[at])})

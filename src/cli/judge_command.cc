@@ -1,7 +1,8 @@
-// canrun judge: the judge of sharded runs on its own. `calibrate` measures the labelled set with
-// a judge model, fits the combination and its threshold, and prints how it does on the
-// calibration part, the held-out part, k folds and per class; `score` judges texts given on the
-// command line.
+// canrun judge: the judge of sharded runs on its own. `calibrate` prints the judge's calibration
+// (from the cache, shipped with canrun, or computed: the labelled set measured with the judge
+// model, the combination and its threshold fitted) and how it does on the calibration part, the
+// held-out part, k folds and per class; `--recompute` computes it anew and compares it with the
+// shipped one. `score` judges texts given on the command line.
 // Exit 0; for score, 1 when a text is not fluent; 2 when the judge cannot run.
 #include <fmt/format.h>
 
@@ -27,6 +28,8 @@ struct JudgeOptions {
   std::string prompt;
   std::vector<std::string> texts;
   bool json = false;
+  bool recompute = false;
+  std::string save;
 };
 
 Result<judge::Judge> open_judge(JudgeOptions& options) {
@@ -41,15 +44,93 @@ std::string tally_line(std::string_view what, const judge::Tally& t) {
                      t.false_pass, t.false_fail, t.texts ? 100.0 * t.correct() / t.texts : 0.0);
 }
 
+std::string_view source_name(judge::Judge::Source source) {
+  switch (source) {
+    case judge::Judge::Source::kCache:
+      return "cache";
+    case judge::Judge::Source::kShipped:
+      return "shipped";
+    case judge::Judge::Source::kComputed:
+      return "computed";
+  }
+  return "?";
+}
+
+//! How a calibration computed now compares with the one shipped for the same key: the same
+//! figures (every tally) and how far apart its numbers are (threshold, bias, weights).
+nlohmann::json compare_with_shipped(const judge::Judge& judge, const judge::Calibration& c) {
+  const auto shipped = judge.shipped_calibration();
+  if (!shipped) return nullptr;
+  const nlohmann::json a = judge::to_json(c), b = judge::to_json(*shipped);
+  double largest = std::abs(c.threshold - shipped->threshold);
+  bool same_terms = c.combination.names == shipped->combination.names;
+  if (same_terms) {
+    largest = std::max(largest, std::abs(c.combination.bias - shipped->combination.bias));
+    for (std::size_t at = 0; at < c.combination.weights.size(); ++at) {
+      largest =
+          std::max(largest, std::abs(c.combination.weights[at] - shipped->combination.weights[at]));
+    }
+  }
+  const bool same_figures = a.at("calibrate") == b.at("calibrate") &&
+                            a.at("held_out") == b.at("held_out") &&
+                            a.at("folds") == b.at("folds") && a.at("classes") == b.at("classes");
+  return {{"same_terms", same_terms},
+          {"same_figures", same_figures},
+          {"largest_difference", largest},
+          {"agrees", same_terms && same_figures && largest <= 1e-6}};
+}
+
 int run_calibrate(JudgeOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Judge judge, open_judge(options));
-  CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Calibration c, judge.calibration());
+  CANRUN_ASSIGN_OR_RETURN_EXIT(judge::Judge::Found found,
+                               judge.find_calibration(options.recompute));
+  const judge::Calibration& c = found.calibration;
+  const nlohmann::json shipped = options.recompute ? compare_with_shipped(judge, c) : nullptr;
+  std::string saved;
+  if (!options.save.empty()) {
+    CANRUN_ASSIGN_OR_RETURN_EXIT(const std::filesystem::path path, judge.save(c, options.save));
+    saved = path.string();
+  }
   if (options.json) {
-    print_json(std::cout, judge::to_json(c));
+    nlohmann::json out = judge::to_json(c);
+    out["source"] = source_name(found.source);
+    out["file"] = found.file.string();
+    if (options.recompute) out["shipped"] = shipped;
+    if (!saved.empty()) out["saved"] = saved;
+    print_json(std::cout, out);
     return kExitOk;
   }
   const judge::Combination& combination = c.combination;
   std::cout << fmt::format("judge      {}\n", c.judge);
+  switch (found.source) {
+    case judge::Judge::Source::kCache:
+      std::cout << fmt::format("source     the cache: {}\n", found.file.string());
+      break;
+    case judge::Judge::Source::kShipped:
+      std::cout << fmt::format(
+          "source     shipped with canrun: {} (--recompute computes it here)\n",
+          found.file.string());
+      break;
+    case judge::Judge::Source::kComputed:
+      std::cout << fmt::format("source     computed now, kept in {}\n", found.file.string());
+      break;
+  }
+  if (options.recompute) {
+    if (shipped.is_null()) {
+      std::cout << "shipped    none for this key (judge model and commit, transformers version, "
+                   "judge script, labelled set)\n";
+    } else if (shipped.at("agrees").get<bool>()) {
+      std::cout << fmt::format(
+          "shipped    agrees: the same figures, numbers at most {:.1e} apart\n",
+          shipped.at("largest_difference").get<double>());
+    } else {
+      std::cout << fmt::format(
+          "shipped    DIFFERS: {}, numbers up to {:.3g} apart\n",
+          shipped.at("same_figures").get<bool>() ? "the same figures" : "other figures",
+          shipped.at("largest_difference").get<double>());
+    }
+  }
+  if (!saved.empty()) std::cout << fmt::format("saved      {}\n", saved);
   std::cout << fmt::format(
       "method     logistic regression of {} terms (the features and their products) fitted on\n"
       "           the calibration part; the threshold weighs a false PASS {:g} false FAILs\n",
@@ -119,7 +200,8 @@ void add_common(CLI::App* command, const std::shared_ptr<JudgeOptions>& options)
       "--python", options->judge.python,
       "The Python that runs the judge (default: $CANRUN_JUDGE_PYTHON, else canrun's .venv)");
   command->add_option("--cache", options->cache,
-                      "Folder for calibrations (default: $CANRUN_CACHE)");
+                      "canrun's cache; calibrations are kept in $CANRUN_JUDGE_CACHE, else its "
+                      "judge/ folder (default: $CANRUN_CACHE)");
   command->add_flag("--json", options->json, "Machine-readable output");
 }
 
@@ -132,7 +214,18 @@ void register_judge_command(const CommandRegistry& registry) {
   judge->require_subcommand(1);
   CLI::App* calibrate = judge->add_subcommand(
       "calibrate",
-      "Fit the judge on the labelled set; print held-out, k-fold and per-class figures");
+      "The judge's calibration (the cache's, else the one shipped for this judge and stack, else "
+      "fitted now on the labelled set, with progress) and its held-out, k-fold and per-class "
+      "figures");
+  calibrate->add_flag("--recompute", options->recompute,
+                      "Measure the labelled set and fit anew (minutes), even when the cache or "
+                      "canrun holds this calibration; keep it in the cache and say whether it "
+                      "agrees with the one shipped for the same key");
+  calibrate
+      ->add_option("--save", options->save,
+                   "Also write the calibration to FOLDER/calibration-<key>.json, the form "
+                   "judge/calibrations/ ships")
+      ->type_name("FOLDER");
   add_common(calibrate, options);
   calibrate->callback(
       [registry, options] { *registry.action = [options] { return run_calibrate(*options); }; });

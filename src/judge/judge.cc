@@ -6,10 +6,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stop_token>
+#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/cache_dir.h"
@@ -30,14 +35,75 @@ std::string_view embedded(std::string_view name) { return judge_files().at(name)
 //! Bumped when the way features become a verdict changes, so older calibrations are not reused.
 constexpr std::string_view kMethod = "logistic-pairs-cautious-v2";
 
-//! Where a calibration of this key is kept, and the key itself.
-nlohmann::json calibration_key(const std::string& judge, const std::string& library_version) {
-  return {{"judge", judge},
-          {"library_version", library_version},
-          {"method", kMethod},
-          {"judge_py", fmt::format("{:016x}", fnv1a(embedded("judge")))},
-          {"labelled", fmt::format("{:016x}", fnv1a(embedded("labelled")))}};
+//! $CANRUN_JUDGE_LABELLED, or empty.
+std::string labelled_file() {
+  const char* env = std::getenv(kLabelledVariable.data());
+  return env == nullptr ? "" : env;
 }
+
+//! The labelled set's text: $CANRUN_JUDGE_LABELLED's file, else the embedded one.
+Result<std::string> labelled_text() {
+  const std::string file = labelled_file();
+  if (file.empty()) return std::string(embedded("labelled"));
+  auto text = read_file(file);
+  if (!text.ok()) return text.error().with_context(kLabelledVariable);
+  return text;
+}
+
+//! "40 s", "4 min": a duration as people read it.
+std::string duration_text(double seconds) {
+  if (seconds < 90) return fmt::format("{} s", static_cast<long>(std::lround(seconds)));
+  return fmt::format("{} min", static_cast<long>(std::lround(seconds / 60)));
+}
+
+//! While judge.py measures, reads the progress file it rewrites after each batch and logs how
+//! far it is: after the first batch, then every kProgressEvery when a batch more is done. The
+//! time left is the time its batches took so far, scaled by the work left (token positions of
+//! the padded batches), less the time since the file was written.
+class ProgressLines {
+ public:
+  ProgressLines(fs::path file, std::string heading)
+      : file_(std::move(file)),
+        heading_(std::move(heading)),
+        thread_([this](std::stop_token stop) { watch(stop); }) {}
+
+ private:
+  void watch(std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::optional<std::chrono::steady_clock::time_point> last;
+    int shown = 0;  // texts done at the last line
+    std::unique_lock lock(mutex);
+    while (!stop.stop_requested()) {
+      // Wakes when stopped (the run ended), else after a tenth of a second.
+      wake.wait_for(lock, stop, std::chrono::milliseconds(100), [] { return false; });
+      if (stop.stop_requested()) break;
+      if (last && std::chrono::steady_clock::now() - *last < kProgressEvery) continue;
+      auto text = read_file(file_);
+      if (!text.ok()) continue;
+      const auto record = nlohmann::json::parse(*text, nullptr, false);
+      if (!record.is_object()) continue;
+      const double work = record.value("work", 0.0), of_work = record.value("of_work", 0.0);
+      const int texts = record.value("texts", 0), of = record.value("of", 0);
+      if (work <= 0 || texts >= of || texts <= shown) continue;  // a batch more than last time
+      shown = texts;
+      std::error_code no_time;
+      const auto written = fs::last_write_time(file_, no_time);
+      const double age =
+          no_time
+              ? 0.0
+              : std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
+      const double left =
+          std::max(0.0, record.value("elapsed", 0.0) * (of_work - work) / work - age);
+      log::info("{}: {}/{} texts, about {} left", heading_, texts, of, duration_text(left));
+      last = std::chrono::steady_clock::now();
+    }
+  }
+
+  fs::path file_;
+  std::string heading_;
+  std::jthread thread_;  // last: stopped and joined first
+};
 
 nlohmann::json to_json(const Tally& t) {
   return {{"texts", t.texts},
@@ -140,9 +206,35 @@ std::pair<Combination, double> fit_on(const std::vector<std::string>& names,
 
 }  // namespace
 
+Result<nlohmann::json> calibration_key(const std::string& judge,
+                                       const std::string& library_version) {
+  CANRUN_ASSIGN_OR_RETURN(const std::string labelled, labelled_text());
+  return nlohmann::json{{"judge", judge},
+                        {"library_version", library_version},
+                        {"method", kMethod},
+                        {"judge_py", fmt::format("{:016x}", fnv1a(embedded("judge")))},
+                        {"labelled", fmt::format("{:016x}", fnv1a(labelled))}};
+}
+
+std::map<std::string, nlohmann::json> shipped_keys() {
+  std::map<std::string, nlohmann::json> keys;
+  for (const auto& [name, text] : judge_files()) {
+    if (!name.starts_with("calibration-")) continue;
+    const auto json = nlohmann::json::parse(text, nullptr, false);
+    keys[std::string(name)] = json.is_object() ? json.value("key", nlohmann::json()) : nullptr;
+  }
+  return keys;
+}
+
+std::string calibration_stem(const nlohmann::json& key) {
+  return fmt::format("calibration-{:016x}", fnv1a(key.dump()));
+}
+
 Result<std::vector<LabelledText>> labelled_set() {
+  CANRUN_ASSIGN_OR_RETURN(const std::string text, labelled_text());
+  const std::string origin = labelled_file().empty() ? "judge/labelled.jsonl" : labelled_file();
   std::vector<LabelledText> set;
-  std::istringstream lines{std::string(embedded("labelled"))};
+  std::istringstream lines{text};
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     if (line.empty()) continue;
@@ -150,15 +242,13 @@ Result<std::vector<LabelledText>> labelled_set() {
     if (!json.is_object() || !json.value("text", nlohmann::json()).is_string() ||
         !json.value("fluent", nlohmann::json()).is_boolean()) {
       return corrupt(
-          fmt::format("judge/labelled.jsonl line {}: not an object with a string "
-                      "\"text\" and a boolean \"fluent\"",
-                      number));
+          fmt::format("{} line {}: not an object with a string \"text\" and a boolean \"fluent\"",
+                      origin, number));
     }
     const std::string split = json.value("split", "calibrate");
     if (split != "calibrate" && split != "held_out") {
-      return corrupt(fmt::format(
-          "judge/labelled.jsonl line {}: \"split\" is {}, not \"calibrate\" or \"held_out\"",
-          number, quote_for_message(split)));
+      return corrupt(fmt::format("{} line {}: \"split\" is {}, not \"calibrate\" or \"held_out\"",
+                                 origin, number, quote_for_message(split)));
     }
     const bool fluent = json["fluent"].get<bool>();
     set.push_back({{json.value("prompt", ""), json["text"].get<std::string>()},
@@ -248,7 +338,8 @@ Result<Judge> Judge::open(Options options, process::ProcessLauncher& launcher) {
 }
 
 Result<std::vector<std::vector<double>>> Judge::features(const std::vector<JudgeItem>& items,
-                                                         std::vector<std::string>& names) {
+                                                         std::vector<std::string>& names,
+                                                         std::string_view progress) {
   static std::atomic<int> counter{0};
   const fs::path work =
       options_.cache_dir / "judge" / "work" / fmt::format("{}-{}", ::getpid(), counter++);
@@ -258,6 +349,7 @@ Result<std::vector<std::vector<double>>> Judge::features(const std::vector<Judge
   nlohmann::json request = {{"items", nlohmann::json::array()}};
   for (const auto& item : items)
     request["items"].push_back({{"prompt", item.prompt}, {"text", make_valid_utf8(item.text)}});
+  if (!progress.empty()) request["progress"] = "progress.json";
   CANRUN_RETURN_IF_ERROR(write_file_atomically(work / "judge.py", embedded("judge")));
   CANRUN_RETURN_IF_ERROR(write_file_atomically(work / "request.json", request.dump()));
 
@@ -270,14 +362,21 @@ Result<std::vector<std::vector<double>>> Judge::features(const std::vector<Judge
   spec.cwd = work;
   // Measuring the labelled set takes minutes: a limit that grows with the texts.
   spec.timeout = std::max(options_.timeout, std::chrono::seconds(10 * items.size()));
-  auto outcome = launcher_->run(spec);
+  const auto started = std::chrono::steady_clock::now();
+  auto outcome = [&] {
+    std::optional<ProgressLines> lines;
+    if (!progress.empty()) lines.emplace(work / "progress.json", std::string(progress));
+    return launcher_->run(spec);
+  }();
   fs::remove_all(work, error);
   if (!outcome.ok()) return outcome.error().with_context("the judge");
   if (outcome->timed_out || outcome->exit_code != 0) {
     return internal_error(fmt::format(
         "the judge {} failed ({}):\n{}", name_,
-        outcome->timed_out ? fmt::format("past its time limit of {} s", options_.timeout.count())
-                           : fmt::format("exit status {}", outcome->exit_code.value_or(-1)),
+        outcome->timed_out
+            ? fmt::format("past its time limit of {} s",
+                          std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
+            : fmt::format("exit status {}", outcome->exit_code.value_or(-1)),
         outcome->stderr_tail.substr(
             outcome->stderr_tail.size() > 4000 ? outcome->stderr_tail.size() - 4000 : 0)));
   }
@@ -298,17 +397,60 @@ Result<std::vector<std::vector<double>>> Judge::features(const std::vector<Judge
     if (!values || row.size() != names.size()) return bad_answer();
     features.push_back(std::move(*values));
   }
+  if (!progress.empty()) {
+    log::info(
+        "{}: {} texts measured in {}", progress, items.size(),
+        duration_text(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
+  }
   return features;
 }
 
-Result<Calibration> Judge::calibration() {
-  const nlohmann::json key = calibration_key(name_, options_.library_version);
-  const fs::path path = calibration_dir(options_.cache_dir) /
-                        fmt::format("calibration-{:016x}.json", fnv1a(key.dump()));
-  if (auto text = read_file(path); text.ok()) {
-    const auto json = nlohmann::json::parse(*text, nullptr, false);
-    if (json.is_object() && json.value("key", nlohmann::json()) == key) {
-      if (auto cached = from_json(json.value("calibration", nlohmann::json()))) return *cached;
+Result<std::string> Judge::calibration_file_name() const {
+  CANRUN_ASSIGN_OR_RETURN(const nlohmann::json key,
+                          calibration_key(name_, options_.library_version));
+  return calibration_stem(key) + ".json";
+}
+
+std::optional<Calibration> Judge::shipped_calibration() const {
+  auto key = calibration_key(name_, options_.library_version);
+  if (!key.ok()) return std::nullopt;
+  const auto found = judge_files().find(calibration_stem(*key));
+  if (found == judge_files().end()) return std::nullopt;
+  const auto json = nlohmann::json::parse(found->second, nullptr, false);
+  if (!json.is_object() || json.value("key", nlohmann::json()) != *key) return std::nullopt;
+  return from_json(json.value("calibration", nlohmann::json()));
+}
+
+Result<fs::path> Judge::save(const Calibration& calibration, const fs::path& folder) const {
+  CANRUN_ASSIGN_OR_RETURN(const nlohmann::json key,
+                          calibration_key(name_, options_.library_version));
+  const fs::path path = folder / (calibration_stem(key) + ".json");
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return io_error(fmt::format("cannot create {}: {}", folder.string(), error.message()));
+  const nlohmann::json stored = {{"key", key}, {"calibration", calibration_to_json(calibration)}};
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(path, stored.dump(1) + "\n"));
+  return path;
+}
+
+Result<Judge::Found> Judge::find_calibration(bool recompute) {
+  CANRUN_ASSIGN_OR_RETURN(const nlohmann::json key,
+                          calibration_key(name_, options_.library_version));
+  const fs::path path = calibration_dir(options_.cache_dir) / (calibration_stem(key) + ".json");
+  if (!recompute) {
+    if (auto text = read_file(path); text.ok()) {
+      const auto json = nlohmann::json::parse(*text, nullptr, false);
+      if (json.is_object() && json.value("key", nlohmann::json()) == key) {
+        if (auto cached = from_json(json.value("calibration", nlohmann::json())))
+          return Found{std::move(*cached), Source::kCache, path};
+      }
+    }
+    if (auto shipped = shipped_calibration()) {
+      log::debug("the judge's calibration for {} (transformers {}) is the one shipped with canrun",
+                 name_, options_.library_version);
+      return Found{std::move(*shipped), Source::kShipped,
+                   fs::path("judge") / "calibrations" / path.filename()};
     }
   }
   CANRUN_ASSIGN_OR_RETURN(std::vector<LabelledText> set, labelled_set());
@@ -320,11 +462,14 @@ Result<Calibration> Judge::calibration() {
     fitted_fluent += !labelled.held_out && labelled.fluent;
   }
   if (fitted_fluent == 0 || fitted_fluent == fitted)
-    return corrupt(
-        "judge/labelled.jsonl needs fluent and non-fluent texts outside the held-out part");
-  log::info("calibrating the judge {} on {} labelled texts", name_, items.size());
+    return corrupt("the labelled set needs fluent and non-fluent texts outside the held-out part");
+  log::info(
+      "calibrating the judge {} (transformers {}) on {} labelled texts, once per judge and stack "
+      "(kept in {})",
+      name_, options_.library_version, items.size(), path.parent_path().string());
   std::vector<std::string> names;
-  CANRUN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> features, this->features(items, names));
+  CANRUN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> features,
+                          this->features(items, names, "judge calibration"));
   Calibration c = judge::calibrate(names, features, set);
   c.judge = name_;
   std::error_code error;
@@ -333,7 +478,12 @@ Result<Calibration> Judge::calibration() {
       {"key", key}, {"calibration", calibration_to_json(c)}, {"features", features}};
   if (auto saved = write_file_atomically(path, stored.dump(1)); !saved.ok())
     log::warning("{}", saved.error().message());
-  return c;
+  return Found{std::move(c), Source::kComputed, path};
+}
+
+Result<Calibration> Judge::calibration() {
+  CANRUN_ASSIGN_OR_RETURN(Found found, find_calibration());
+  return std::move(found.calibration);
 }
 
 Result<std::vector<Judgement>> Judge::judge_all(const std::vector<JudgeItem>& items) {

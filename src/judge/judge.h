@@ -8,11 +8,15 @@
 // score (its log-odds of fluent) so that no non-fluent text of that part passes. The held-out part
 // and k folds over the whole set say how it does on texts it was not fitted on, per class.
 //
-// A calibration is computed once per (judge model and commit, transformers version of the judge's
-// Python, judge script, labelled set, method) and kept in the cache (calibration_dir). The judge
-// runs in canrun's own Python (CANRUN_JUDGE_PYTHON, else the project's .venv beside the
-// executable), never the stack's, so a stack whose library cannot load the judge model is judged
-// the same way. Any failure of the judge is an error of canrun, never a verdict on the backend.
+// A calibration is computed once per key (judge model and commit, transformers version of the
+// judge's Python, judge script, labelled set, method) and kept in the cache (calibration_dir), as
+// calibration-<hash of the key>.json. canrun ships the calibrations of the project's own stack
+// (judge/calibrations/, embedded in the binary): one whose key matches exactly is used when the
+// cache has none, so a fresh machine does not calibrate. Computing one measures the labelled set
+// (minutes on a CPU), with progress lines on stderr. The judge runs in canrun's own Python
+// (CANRUN_JUDGE_PYTHON, else the project's .venv beside the executable), never the stack's, so a
+// stack whose library cannot load the judge model is judged the same way. Any failure of the
+// judge is an error of canrun, never a verdict on the backend.
 //
 // Thread safety: a Judge is used by one thread; several Judges may share a cache folder
 // (calibrations are written atomically, and equal keys give equal contents).
@@ -20,8 +24,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -31,6 +38,9 @@
 namespace canrun::judge {
 
 inline constexpr std::string_view kDefaultJudgeModel = "HuggingFaceTB/SmolLM2-135M-Instruct";
+
+//! How often a calibration in progress says how far it is (after its first batch of texts).
+inline constexpr std::chrono::seconds kProgressEvery{15};
 
 struct JudgeItem {
   std::string prompt;  //!< what the text continues (the judge reads it first)
@@ -45,7 +55,12 @@ struct LabelledText {
   bool held_out = false;    //!< in the held-out part (not fitted on)
 };
 
-//! The labelled set embedded in the binary; kCorrupt names the bad line.
+//! Names a file in judge/labelled.jsonl's format to calibrate on instead of the embedded set (a
+//! small one makes calibrating fast, e.g. in tests); its calibrations have keys of their own.
+inline constexpr std::string_view kLabelledVariable = "CANRUN_JUDGE_LABELLED";
+
+//! The labelled set: $CANRUN_JUDGE_LABELLED's file when set, else the one embedded in the binary
+//! (judge/labelled.jsonl). kCorrupt names the bad line; kNotFound a file that cannot be read.
 Result<std::vector<LabelledText>> labelled_set();
 
 //! How a judge does on some texts: false PASS (a non-fluent text judged fluent) and false FAIL.
@@ -87,6 +102,18 @@ struct Judgement {
   std::string parts = "{}";
 };
 
+//! The key of a calibration of `judge` (model@commit) on a Python whose transformers is
+//! `library_version`, with this canrun's judge script, labelled set and method.
+Result<nlohmann::json> calibration_key(const std::string& judge,
+                                       const std::string& library_version);
+
+//! "calibration-<hash of key>": the stem of its file, in the cache and in judge/calibrations/.
+std::string calibration_stem(const nlohmann::json& key);
+
+//! The calibrations shipped with canrun (judge/calibrations/): each file's stem → the key it
+//! holds (null when it holds none).
+std::map<std::string, nlohmann::json> shipped_keys();
+
 //! Fits a calibration on labelled features: the combination and threshold from the texts not
 //! held out, the held-out tally, and `folds`-fold figures over every text.
 Calibration calibrate(const std::vector<std::string>& names,
@@ -118,15 +145,47 @@ class Judge {
 
   const std::string& name() const { return name_; }
 
-  //! What judge.py measures of each item, in order; `names` gets the features' names.
+  //! What judge.py measures of each item, in order; `names` gets the features' names. With a
+  //! `progress` heading, logs (info) "<progress>: N/M texts, about T left" while it measures:
+  //! after the first batch, then every kProgressEvery, the time left from the rate so far.
   Result<std::vector<std::vector<double>>> features(const std::vector<JudgeItem>& items,
-                                                    std::vector<std::string>& names);
+                                                    std::vector<std::string>& names,
+                                                    std::string_view progress = {});
 
   //! Calibrates (when needed), then judges every item.
   Result<std::vector<Judgement>> judge_all(const std::vector<JudgeItem>& items);
 
-  //! The calibration for this judge, from the cache or computed now (scoring the labelled set).
+  //! Where a calibration came from.
+  enum class Source {
+    kCache,     //!< the cache's (computed on this machine, or shared through the cache)
+    kShipped,   //!< shipped with canrun (judge/calibrations/) for this exact key
+    kComputed,  //!< computed now, and kept in the cache
+  };
+  struct Found {
+    Calibration calibration;
+    Source source = Source::kComputed;
+    std::filesystem::path file;  //!< the cache's file; for kShipped, judge/calibrations/<name>
+  };
+
+  //! The calibration for this judge: the cache's; else the one shipped for this exact key (used
+  //! from the binary, not copied); else computed now, measuring the labelled set with progress
+  //! lines (and kept in the cache). `recompute`: computed now whatever the cache holds.
+  Result<Found> find_calibration(bool recompute = false);
+
+  //! find_calibration().calibration.
   Result<Calibration> calibration();
+
+  //! The calibration shipped with canrun for this judge's exact key, if any.
+  std::optional<Calibration> shipped_calibration() const;
+
+  //! "calibration-<hash of the key>.json": this judge's file in the cache and in
+  //! judge/calibrations/ (kCorrupt when the labelled set cannot be read).
+  Result<std::string> calibration_file_name() const;
+
+  //! Writes `calibration` under this judge's key to folder/calibration_file_name(), as
+  //! judge/calibrations/ ships it (the key and the calibration; not the measured features).
+  Result<std::filesystem::path> save(const Calibration& calibration,
+                                     const std::filesystem::path& folder) const;
 
   //! Calibrates (when needed), then scores one text.
   Result<Judgement> judge(const JudgeItem& item);

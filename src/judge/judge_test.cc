@@ -1,8 +1,12 @@
 #include "judge/judge.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace canrun::judge {
@@ -100,6 +104,64 @@ TEST(LabelledSet, HasBothLabelsClassesAndAHeldOutPart) {
   EXPECT_GE(static_cast<int>(set->size()) - fluent, 20);
   EXPECT_GE(random_weights, 4);
   EXPECT_GE(held_out, static_cast<int>(set->size()) / 5);
+}
+
+TEST(ShippedCalibrations, AreForThisJudgeScriptLabelledSetAndMethod) {
+  // A fresh machine uses a shipped calibration only when its key matches exactly: one made for
+  // another judge.py or labelled set would never be used, and the first judging would calibrate.
+  const auto shipped = shipped_keys();
+  ASSERT_FALSE(shipped.empty()) << "judge/calibrations/ ships no calibration";
+  for (const auto& [stem, key] : shipped) {
+    ASSERT_TRUE(key.is_object()) << stem << " holds no key";
+    EXPECT_EQ(calibration_stem(key), stem) << "the file's name is not its key's hash";
+    auto now = calibration_key(key.value("judge", ""), key.value("library_version", ""));
+    ASSERT_TRUE(now.ok()) << now.error().message();
+    EXPECT_EQ(*now, key) << "judge/calibrations/" << stem
+                         << ".json is for another judge script, labelled set or method: "
+                            "remove it and ship the new one, `HF_HOME=.cache/fixtures canrun judge "
+                            "calibrate --recompute --save judge/calibrations`";
+  }
+}
+
+class LabelledOverride : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    file_ = std::filesystem::temp_directory_path() /
+            ("canrun-labelled-" + std::to_string(::getpid()) + ".jsonl");
+  }
+  void TearDown() override {
+    ::unsetenv(kLabelledVariable.data());
+    std::filesystem::remove(file_);
+  }
+  void use(const std::string& text) {
+    std::ofstream(file_) << text;
+    ::setenv(kLabelledVariable.data(), file_.c_str(), 1);
+  }
+  std::filesystem::path file_;
+};
+
+TEST_F(LabelledOverride, ReplacesTheEmbeddedSetAndItsKey) {
+  auto embedded_key = calibration_key("m@c", "5.0");
+  ASSERT_TRUE(embedded_key.ok());
+  use(R"({"text": "Paris.", "fluent": true, "class": "a", "split": "held_out"})"
+      "\n"
+      R"({"text": ",,,,", "fluent": false})"
+      "\n");
+  auto set = labelled_set();
+  ASSERT_TRUE(set.ok()) << set.error().message();
+  ASSERT_EQ(set->size(), 2u);
+  EXPECT_TRUE(set->at(0).held_out);
+  EXPECT_EQ(set->at(1).label_class, "not_fluent");
+  auto key = calibration_key("m@c", "5.0");
+  ASSERT_TRUE(key.ok());
+  EXPECT_NE(key->at("labelled"), embedded_key->at("labelled"));
+  EXPECT_EQ(key->at("judge_py"), embedded_key->at("judge_py"));
+
+  use("{\"text\": 1}\n");
+  auto bad = labelled_set();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(file_.string() + " line 1"), std::string::npos)
+      << bad.error().message();
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 """The judge of sharded runs, as a user meets it: `canrun judge calibrate` fits it on the labelled
 set and says how it does on texts it was not fitted on; `canrun judge score` judges texts. The
 calibration is shared by the tests through CANRUN_JUDGE_CACHE (the judge_calibration entry of
-ctest computes it once)."""
+ctest computes it once, `canrun judge calibrate --recompute`); canrun ships the same one
+(judge/calibrations/), which a fresh cache uses instead of calibrating."""
 import json
 import os
+import re
 import subprocess
+import time
 
 from pathlib import Path
 
@@ -108,16 +111,60 @@ def test_the_five_broken_outputs_are_not_fluent(canrun, calibration):
             parts["bias"] + sum(p["adds"] for k, p in parts.items() if k != "bias"))
 
 
-def test_unseen_fluent_answers_are_fluent(canrun):
+def shipped_calibration(calibration):
+    shipped = SOURCE / "judge" / "calibrations" / Path(calibration["file"]).name
+    assert shipped.is_file(), f"canrun ships no calibration for this judge and stack ({shipped.name})"
+    return json.loads(shipped.read_text(encoding="utf-8"))["calibration"]
+
+
+def test_the_shipped_calibration_is_the_one_computed_here(calibration):
+    # What a fresh machine judges by must be what calibrating computes on the project's stack.
+    assert calibration["source"] == "cache", (
+        "the judge_calibration entry of ctest computes the calibration into CANRUN_JUDGE_CACHE")
+    shipped = shipped_calibration(calibration)
+    assert shipped["threshold"] == pytest.approx(calibration["threshold"], abs=1e-6)
+    for part in ("calibrate", "held_out", "folds", "classes"):
+        assert shipped[part] == calibration[part], part
+
+
+def test_a_fresh_cache_judges_by_the_shipped_calibration_without_calibrating(canrun, calibration,
+                                                                             tmp_path):
     fluent = [
         " Paris, which is also the largest city of the country.",
         " Paris. Located on the Seine, it has been the centre of French political life since the"
         " Middle Ages.",
         " Paris.\n\nParis is known for the Eiffel Tower, the Louvre and its many caf\u00e9s.",
     ]
-    result = canrun("judge", "score", "--json", "--prompt", PROMPT, *fluent)
-    assert result.returncode == 0, result.stdout
+    fresh = tmp_path / "judge-cache"
+    started = time.monotonic()
+    result = canrun("judge", "score", "--json", "--prompt", PROMPT, *fluent,
+                    env={"CANRUN_JUDGE_CACHE": str(fresh)})
+    assert result.returncode == 0, result.stdout + result.stderr
     assert all(t["fluent"] for t in json.loads(result.stdout)["texts"])
+    assert json.loads(result.stdout)["threshold"] == shipped_calibration(calibration)["threshold"]
+    assert "calibrat" not in result.stderr  # no calibration, no message
+    assert not fresh.exists() or not any(fresh.iterdir())
+    assert time.monotonic() - started < 180  # calibrating takes minutes
+
+
+def test_a_calibration_shows_its_progress_and_is_kept(canrun, tmp_path):
+    # A labelled set of its own (every 30th text: 24, two batches) has no shipped calibration.
+    small = tmp_path / "labelled.jsonl"
+    small.write_text("".join(json.dumps(t) + "\n" for t in labelled()[::30]), encoding="utf-8")
+    env = {"CANRUN_JUDGE_CACHE": str(tmp_path / "judge-cache"), "CANRUN_JUDGE_LABELLED": str(small)}
+    first = canrun("judge", "calibrate", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["source"] == "computed"
+    assert json.loads(first.stdout)["folds"]["texts"] == 24
+    assert re.search(r"calibrating the judge \S+ \(transformers [\d.]+\) on 24 labelled texts",
+                     first.stderr), first.stderr
+    # After the first batch of 16: how far, and the time left.
+    assert re.search(r"judge calibration: 16/24 texts, about \d+ (s|min) left\n", first.stderr), \
+        first.stderr
+    assert re.search(r"judge calibration: 24 texts measured in \d+ (s|min)\n", first.stderr)
+    again = canrun("judge", "calibrate", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["source"] == "cache" and "calibrat" not in again.stderr
 
 
 def test_the_judge_runs_in_canruns_own_python_not_the_stacks(canrun, calibration):
