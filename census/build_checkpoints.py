@@ -497,7 +497,8 @@ def classify(model_type, overrides):
     - a BERT-style config (is_decoder and add_cross_attention switches) outside it, a decoder for
       encoder-decoder models (bert-generation): text2text-generation;
     - anything else is a decoder-only text generator.
-    overrides.json's "kind" and "other_task" for the type win."""
+    overrides.json's "kind" and "other_task" for the type win (trocr: image-to-text; the Gemma 4
+    assistants: kind draft-model, assisted-generation)."""
     override = overrides.get(model_type, {})
     if "kind" in override:
         return override["kind"], override.get("other_task")
@@ -533,9 +534,8 @@ def listing(tasks, types, overrides):
                 continue
             try:
                 kind, other = classify(model_type, overrides)
-            except Exception as error:  # a config class that cannot be made: built, and failing
+            except Exception:  # a config class that cannot be made: built, and failing at "config"
                 kind, other = "decoder-only", None
-                del error
             row = {"model_type": model_type, "class": class_name, "kind": kind}
             if task == "text-generation" and other is not None:
                 row["other_task"] = other
