@@ -23,6 +23,9 @@ export async function renderCauses(root, state, isCurrent) {
       const link = h('a', { href: modelUrl(model, { ...listParams, task }), 'data-nav': true }, id);
       return at ? [', ', link] : [link];
     })),
+    cause.model_types?.length
+      ? h('p', { class: 'cause-types' }, 'Model types: ', ...cause.model_types.flatMap((type, at) => (at ? [', ', h('code', {}, type)] : [h('code', {}, type)])))
+      : null,
     cause.excerpt ? h('div', { class: 'error-text' }, h('pre', { tabindex: '0' }, cause.excerpt)) : null));
   root.replaceChildren(
     h('p', {}, h('a', { href: listUrl(listParams), 'data-nav': true }, '← Back to the models')),

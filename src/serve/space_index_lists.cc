@@ -275,7 +275,8 @@ Result<json> SpaceIndex::causes_json(const QueryParams& params) const {
                         {"count", cause.count},
                         {"results", std::move(results)},
                         {"excerpt", cause.excerpt},
-                        {"models", cause.models}});
+                        {"models", cause.models},
+                        {"model_types", cause.model_types}});
     }
   }
   return json{{"stack", stack ? stack_json(stack->key()) : json(nullptr)},

@@ -141,6 +141,8 @@ def test_a_failure_cause_groups_more_than_one_model(stacks):
     assert sorted(biggest["models"]) == ["canrun-fixtures/tiny-jais2", "canrun-fixtures/tiny-nanochat",
                                          "canrun-fixtures/unknown-arch"], stack
     assert "model type `<model type>` but Transformers does not recognize this architecture" in biggest["signature"]
+    # The signature hides the model types; the cause names them.
+    assert {"jais2", "nanochat"} <= set(biggest["model_types"]), biggest
 
 
 # The zoo's fixtures of each family (demo/make_rankings.py): one or two per family, which is what
