@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
                       moe ? std::optional<std::int64_t>(8 << (random() % 5)) : std::nullopt,
                       "llama"});
   }
-  const canrun::plan::ParallelSupport tp{true, true, false, "5.18.0"},
-      ep{true, false, true, "5.18.0"};
+  const canrun::plan::ParallelSupport tp{true, true, false, "5.18.0", std::nullopt},
+      ep{true, false, true, "5.18.0", std::nullopt};
   std::size_t placed = 0;
   const auto plan_start = Clock::now();
   for (int repeat = 0; repeat < 5; ++repeat) {

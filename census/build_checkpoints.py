@@ -22,8 +22,8 @@ usage:
       default cache; the others: SENTENCES as one padded batch), reloads it offline from the
       cache with the task's Auto class and checks it computes the same logits, and writes
       OUT.json (atomically, as each type and step starts and ends): {"transformers", "torch",
-      "generator", "entries": [{"model_type", "task", "status" (built, other_task or failed),
-      "kind", "other_task"?, "class", "model_id"?, "revision"?, "step"? and "error"? (where it
+      "planned" (the types it is to build or record), "generator", "entries": [{"model_type",
+      "task", "status" (built, other_task or failed), "kind", "other_task"?, "class", "model_id"?, "revision"?, "step"? and "error"? (where it
       failed: config, shrink, model, forward, save or load), "claims": {"can_compile_fullgraph",
       "tp_plan", "ep_plan"}, "build_seconds", "size_bytes", "logits_flat"? (the logits that
       decide barely vary), "tokens"? (the greedy tokens, text-generation)}]}. A process that
@@ -59,7 +59,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-GENERATOR = 1  # bump when what this script writes changes: every revision changes with it
+GENERATOR = 2  # bump when what this script writes changes: every revision changes with it
 
 TASK_MAPPINGS = {
     "text-generation": ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "AutoModelForCausalLM"),
@@ -71,10 +71,16 @@ TASK_MAPPINGS = {
 }
 ORG = "canrun-census"
 
-CORPUS = """The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is
+# The text-generation tokenizer is trained on GENERATION_CORPUS with the first four SPECIALS,
+# exactly as the test fixtures' tokenizer (tests/fixtures/build_models.py): a census checkpoint
+# whose config equals a fixture's (llama, qwen2, phimoe) then tokenizes the prompt to the same
+# ids and compiles to the same graphs, which a shared compile cache holds once. The encoder
+# tasks' adds sentences with names and sentiments, and the mask token.
+GENERATION_CORPUS = """The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is
 Madrid. A model runs on a device when its weights fit in memory and its graph compiles. The
 quick brown fox jumps over the lazy dog. Numbers: one two three four five six seven eight nine
-ten. Tokens are generated one at a time, greedily, from the most likely next token. John lives
+ten. Tokens are generated one at a time, greedily, from the most likely next token."""
+CORPUS = GENERATION_CORPUS + """ John lives
 in Berlin and Mary works in London. This film was good, that one was bad, the food was fine."""
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<mask>"]  # ids 0..4
 PAD, BOS, EOS, UNK, MASK = range(5)
@@ -574,26 +580,31 @@ def claims(model_type, class_name):
 # --- The tokenizer, the cache layout. ---
 
 def make_tokenizer(task):
-    """The census's byte-level BPE of VOCAB tokens (SPECIALS first), trained on CORPUS. For the
-    encoder tasks it wraps each text in <s> ... </s>, as BERT-style and BART-style tokenizers
-    do (sequence classifiers of encoder-decoder models need the </s>); for text-generation it
-    adds nothing, as the test fixtures' tokenizer."""
+    """The census's byte-level BPE of VOCAB tokens. For text-generation: trained on
+    GENERATION_CORPUS with the first four SPECIALS, adding nothing to a text, as the test
+    fixtures' tokenizer. For the encoder tasks: trained on CORPUS with every SPECIAL, wrapping
+    each text in <s> ... </s> as BERT-style and BART-style tokenizers do (sequence classifiers
+    of encoder-decoder models need the </s>)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
+    generation = task == "text-generation"
+    specials = SPECIALS[:MASK] if generation else SPECIALS
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=SPECIALS,
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
-    tok.train_from_iterator([CORPUS] * 4, trainer=trainer)
-    if task != "text-generation":
+    tok.train_from_iterator([GENERATION_CORPUS if generation else CORPUS] * 4, trainer=trainer)
+    if not generation:
         tok.post_processor = processors.TemplateProcessing(
             single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
             special_tokens=[("<s>", BOS), ("</s>", EOS)])
+    encoder_tokens = {} if generation else {"mask_token": "<mask>", "cls_token": "<s>",
+                                            "sep_token": "</s>"}
     made = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                   pad_token="<pad>", unk_token="<unk>", mask_token="<mask>",
-                                   cls_token="<s>", sep_token="</s>", model_max_length=MAX_LENGTH,
+                                   pad_token="<pad>", unk_token="<unk>", **encoder_tokens,
+                                   model_max_length=MAX_LENGTH,
                                    model_input_names=["input_ids", "attention_mask"])
     if len(made) != VOCAB:
         raise RuntimeError(f"the census tokenizer has {len(made)} tokens, not {VOCAB}")
@@ -884,10 +895,11 @@ def build_all(args, tasks, types, overrides):
     (root / "hub").mkdir(parents=True, exist_ok=True)
     stamps = root / ORG
     stamps.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(args.manifest, {"transformers": transformers.__version__,
-                                        "torch": torch.__version__.split("+")[0]})
-    tokenizers = {}
     jobs = [(task, row) for task, rows in listing(tasks, types, overrides).items() for row in rows]
+    manifest = Manifest(args.manifest, {"transformers": transformers.__version__,
+                                        "torch": torch.__version__.split("+")[0],
+                                        "planned": len(jobs)})
+    tokenizers = {}
     for number, (task, row) in enumerate(jobs, 1):
         model_type, class_name = row["model_type"], row["class"]
         started = time.perf_counter()

@@ -24,10 +24,14 @@ def generate(torch, model, inputs, tokenizer, timings):
         timings["compile_s"], timings["compile_calls"] = compiling_call(first_call), 1
 
     stage = "generate"
+    # Eager (the CPU reference): how close each step's two best tokens were, so that a run whose
+    # tokens part from the reference's where they were nearly tied is told from a wrong one.
+    margins = None if COMPILE_BACKEND else top_margins()
+    extra = {"logits_processor": margins.as_list()} if margins else {}
     for call in range(2, 5):  # calls 2 to 4: a stack that compiles on every call gets no more
         graphs, clock = compiled_graphs(), FirstTokenClock()
         with torch.inference_mode():
-            output = model.generate(**inputs, **settings, streamer=clock)
+            output = model.generate(**inputs, **settings, **extra, streamer=clock)
         done = time.perf_counter()
         if not COMPILE_BACKEND or compiled_graphs() == graphs:
             break
@@ -46,11 +50,41 @@ def generate(torch, model, inputs, tokenizer, timings):
               "text": tokenizer.decode(tokens, skip_special_tokens=True),
               "peak_device_memory_bytes": peak_memory_bytes(torch),
               "compile_cache": compile_cache_counts(), **timings}
+    if margins:
+        result["margins"] = margins.values
     reference = os.environ.get("CANRUN_REFERENCE_TOKENS")
     if reference:  # canrun gave the CPU reference's tokens: measure agreement with them
         with open(reference) as file:
             result.update(teacher_forced_agreement(torch, model, inputs, settings, json.load(file)["tokens"]))
     return result
+
+
+def top_margins():
+    """A logits processor that notes, at each step, the gap between the two best logits as a
+    share of the step's largest magnitude (and changes nothing)."""
+    from transformers import LogitsProcessor, LogitsProcessorList
+
+    class TopMargins(LogitsProcessor):
+        def __init__(self):
+            self.values = []
+
+        def __call__(self, input_ids, scores):
+            # Over the finite logits: a processor before this one masks tokens with -inf (the
+            # end of sequence, while min_new_tokens holds it back).
+            row = scores[0].float()
+            row = row[row.isfinite()]
+            if row.numel() < 2:  # one token left: nothing can part from it
+                self.values.append(1.0)
+                return scores
+            best = row.topk(2).values.tolist()
+            scale = max(float(row.abs().max()), 1e-30)
+            self.values.append(float(f"{(best[0] - best[1]) / scale:.6g}"))
+            return scores
+
+        def as_list(self):
+            return LogitsProcessorList([self])
+
+    return TopMargins()
 
 
 def compile_forward(torch, module):

@@ -63,7 +63,8 @@ function fact(label, value, { wide = false } = {}) {
 // How the output was checked, and which evidence decided (`verification`, named in the
 // dataset card): `reference` — one core, tokens equal to the CPU reference's; `judge+agreement`
 // — sharded, the judge AND the teacher-forced agreement with the CPU reference; `judge` —
-// sharded, the judge alone (no reference). Tokens that matched the reference and the agreement
+// sharded, the judge alone (no reference); `agreement` — sharded, random weights, the agreement
+// alone. Tokens that matched the reference and the agreement
 // are shown beside, for information where they did not decide.
 function verifiedBy(verdict) {
   if (!verdict?.verification) return '—';
@@ -73,6 +74,8 @@ function verifiedBy(verdict) {
     ? `teacher-forced agreement with the CPU reference ${(100 * verdict.agreement).toFixed(1)}%` : null;
   const parts = (...items) => items.filter(Boolean).join('; ');
   if (verdict.verification === 'reference') return parts(tokens || verdict.verification, agreement);
+  // Random weights (the census) write no English: the agreement alone decided.
+  if (verdict.verification === 'agreement') return parts(`decided by the agreement: ${agreement || '—'}`, tokens);
   if (verdict.verification !== 'judge' && verdict.verification !== 'judge+agreement') {
     return parts(verdict.verification, tokens, agreement);
   }

@@ -386,6 +386,23 @@ TEST(SchedulerTest, LongestExpectedFirst) {
   EXPECT_TRUE(scheduler.idle());
 }
 
+TEST(SchedulerTest, AVerificationIsTakenBeforeRunsNotStartedYet) {
+  // cpu:2 with 2 host CPUs: the runs hold both; a verification (host work, one CPU) that came
+  // after longer runs starts as soon as a CPU frees, not after the last run.
+  auto scheduler = make_scheduler("cpu:2", 2, 16);
+  for (int idx = 0; idx < 4; ++idx) {
+    ASSERT_TRUE(scheduler.add({"run" + std::to_string(idx), 1, 0, 1, 60}).ok());
+  }
+  EXPECT_THAT(ids_of(scheduler.start_ready(0)), ElementsAre("run0", "run1"));
+  ASSERT_TRUE(scheduler.finish("run0").ok());
+  Job verify{"verify:0", 0, 1, 1, 6};
+  verify.finishing = true;
+  ASSERT_TRUE(scheduler.add(verify).ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(60)), ElementsAre("verify:0"));
+  ASSERT_TRUE(scheduler.finish("verify:0").ok());
+  EXPECT_THAT(ids_of(scheduler.start_ready(66)), ElementsAre("run2"));
+}
+
 TEST(SchedulerTest, TwoHostCpusNeverRunMoreThanTwoOneCoreTests) {
   auto scheduler = make_scheduler("cpu:2", 2, 16);
   for (int idx = 0; idx < 10; ++idx) {

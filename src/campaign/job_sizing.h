@@ -36,7 +36,8 @@ Job job_of(std::size_t index, const WorkItem& item, const backend::BackendProfil
 Job reference_job_of(std::size_t index, const WorkItem& item, const Job& device_job);
 
 //! The host work that decides a verdict after its device stage: the comparison with the
-//! reference, or (sharded) the judge model; one host CPU, memory for the judge.
+//! reference, or (sharded) the judge model; one host CPU, memory for the judge. It finishes a
+//! trial under way (Job::finishing): the scheduler takes it before any run not started yet.
 Job verify_job_of(std::size_t index, const Job& device_job);
 
 //! Which stage of a trial a job is.

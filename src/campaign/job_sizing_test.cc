@@ -86,6 +86,10 @@ TEST(JobSizingTest, EachJobSaysItsStageAndItem) {
   const StageJob of_verify = stage_of(verify_job_of(12, device).id);
   EXPECT_EQ(of_verify.stage, TrialStage::kVerify);
   EXPECT_EQ(of_verify.index, 12u);
+  // Only a verification finishes a trial under way (the scheduler takes it first).
+  EXPECT_TRUE(verify_job_of(12, device).finishing);
+  EXPECT_FALSE(device.finishing);
+  EXPECT_FALSE(reference_job_of(12, item_of(1, kGiB), device).finishing);
 }
 
 int capacity(const std::string& profile, int max_cores, double host_cpus) {

@@ -48,8 +48,9 @@ class CampaignObserver {
   virtual ~CampaignObserver() = default;
   virtual void planned(const std::vector<WorkItem>& /*items*/, std::size_t /*to_run*/) {}
   virtual void started(const WorkItem& /*item*/, const std::string& /*cores*/) {}
-  //! Its device stage is over; its verification (CPU reference, judge) runs on the host.
-  virtual void verifying(const WorkItem& /*item*/) {}
+  //! Its device stage is over; its verification runs on the host, by `evidence`: "CPU
+  //! reference" (one core), "CPU reference, judge" or "CPU reference, agreement" (sharded).
+  virtual void verifying(const WorkItem& /*item*/, std::string_view /*evidence*/) {}
   virtual void finished(const WorkItem& /*item*/, const dataset::VerdictRow& /*row*/) {}
   virtual void failed(const WorkItem& /*item*/, const Error& /*error*/) {}
   //! About once a second while trials run.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <set>
 #include <sstream>
 
@@ -26,9 +27,11 @@ struct Candidate {
   ModelId model_id;
   std::string task;
   std::string source;
+  std::optional<int> cores;  //!< listed with its cores: exactly those (plan::plan_at_degree)
 };
 
-//! "MODEL [TASK]" lines; # starts a comment. A line without a task is for the first task.
+//! "MODEL [TASK [CORES]]" lines; # starts a comment. A line without a task is for the first
+//! task; CORES runs the model on exactly that many, with the parallelism the stack offers there.
 Result<std::vector<Candidate>> listed_models(const fs::path& file,
                                              const std::vector<std::string>& tasks) {
   CANRUN_ASSIGN_OR_RETURN(std::string text, read_file(file));
@@ -39,19 +42,29 @@ Result<std::vector<Candidate>> listed_models(const fs::path& file,
     ++number;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     std::istringstream words(line);
-    std::string model, task, extra;
+    std::string model, task, cores, extra;
     if (!(words >> model)) continue;
-    words >> task;
+    words >> task >> cores;
+    const auto refuse = [&](std::string_view what) {
+      return invalid_argument(fmt::format("{}:{}: {}", file.string(), number, what));
+    };
     if (words >> extra) {
-      return invalid_argument(fmt::format("{}:{}: expected \"MODEL [TASK]\", got {}", file.string(),
-                                          number, quote_for_message(line)));
+      return refuse(
+          fmt::format("expected \"MODEL [TASK [CORES]]\", got {}", quote_for_message(line)));
     }
     auto id = ModelId::parse(model);
-    if (!id.ok()) {
-      return invalid_argument(
-          fmt::format("{}:{}: {}", file.string(), number, id.error().message()));
+    if (!id.ok()) return refuse(id.error().message());
+    Candidate candidate{std::move(*id), task.empty() ? tasks.front() : task, "listed", {}};
+    if (!cores.empty()) {
+      int count = 0;
+      const auto [end, error] = std::from_chars(cores.data(), cores.data() + cores.size(), count);
+      if (error != std::errc() || end != cores.data() + cores.size() || count < 1) {
+        return refuse(
+            fmt::format("CORES must be a whole number of cores, got {}", quote_for_message(cores)));
+      }
+      candidate.cores = count;
     }
-    out.push_back({std::move(*id), task.empty() ? tasks.front() : task, "listed"});
+    out.push_back(std::move(candidate));
   }
   return out;
 }
@@ -91,7 +104,7 @@ Result<std::vector<Candidate>> select_models(const Selection& selection) {
       const std::string source =
           candidate.selected ? "selected" : fmt::format("ranked #{}", candidate.rank.value_or(0));
       CANRUN_ASSIGN_OR_RETURN(ModelId id, ModelId::parse(candidate.id));
-      out.push_back({std::move(id), task, source});
+      out.push_back({std::move(id), task, source, std::nullopt});
     }
   }
   return out;
@@ -125,7 +138,12 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
   PlannedWork work;
   std::set<std::string> seen;
   // Resolved first, planned after: the stack is asked about every model type at once.
-  std::vector<std::pair<std::size_t, trial::Checkpoint>> to_plan;
+  struct ToPlan {
+    std::size_t index;
+    trial::Checkpoint checkpoint;
+    std::optional<trial::PlanOverride> plan_override;
+  };
+  std::vector<ToPlan> to_plan;
   for (const Candidate& candidate : candidates) {
     WorkItem item(candidate.model_id, candidate.task);
     item.source = candidate.source;
@@ -156,22 +174,27 @@ Result<PlannedWork> plan_work(const Selection& selection, const trial::TrialRequ
       continue;
     }
     item.weights_bytes = checkpoint->facts.weights_bytes;
-    to_plan.emplace_back(work.items.size(), std::move(*checkpoint));
+    std::optional<trial::PlanOverride> plan_override = trial.plan_override;
+    if (candidate.cores) plan_override = trial::PlanOverride{*candidate.cores, std::nullopt};
+    to_plan.push_back({work.items.size(), std::move(*checkpoint), std::move(plan_override)});
     work.items.push_back(std::move(item));
   }
   std::vector<std::string> model_types;
-  for (const auto& [index, checkpoint] : to_plan) {
-    if (checkpoint.facts.model_type) model_types.push_back(*checkpoint.facts.model_type);
+  for (const ToPlan& planned : to_plan) {
+    if (planned.checkpoint.facts.model_type) {
+      model_types.push_back(*planned.checkpoint.facts.model_type);
+    }
   }
   stack::warm_parallel_support(python, library_version, model_types);
-  for (const auto& [index, checkpoint] : to_plan) {
+  for (const auto& [index, checkpoint, plan_override] : to_plan) {
     WorkItem& item = work.items[index];
-    CANRUN_ASSIGN_OR_RETURN(trial::TrialPlan plan,
-                            trial::plan_trial(checkpoint, item.task, profile, python,
-                                              library_version, trial.plan_override));
+    CANRUN_ASSIGN_OR_RETURN(
+        trial::TrialPlan plan,
+        trial::plan_trial(checkpoint, item.task, profile, python, library_version, plan_override));
     if (plan.exclusion) {
       item.exclusion_reason = plan.exclusion;
       item.why = plan.why;
+      item.stack_plan = std::move(plan.stack_plan);  // the row says what the stack claims
     } else {
       item.cores = plan.cores;
       item.parallelism = plan.parallelism;

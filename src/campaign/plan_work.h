@@ -34,7 +34,9 @@ struct Selection {
   std::filesystem::path exclusions_file;  //!< the curated exclusions
   std::filesystem::path rankings_dir;     //!< snapshots, refreshed from the Hub when it answers
   std::size_t top = 0;                    //!< per ranking (downloads, trending); 0: none
-  std::filesystem::path models_file;      //!< set: exactly these, one "MODEL [TASK]" a line
+  //! Set: exactly these, one "MODEL [TASK [CORES]]" a line (CORES: exactly that many, with the
+  //! parallelism the stack offers there; the census lists its sharded runs so).
+  std::filesystem::path models_file;
 };
 
 struct PlannedWork {

@@ -58,10 +58,15 @@ Status Scheduler::add(Job job) {
         "test {} needs {} host CPUs and {} GiB of host memory; the host has {} and {:.1f} GiB",
         named, share.cpus, share.memory_gib, host_.capacity().cpus, host_.capacity().memory_gib));
   }
-  // After every test expected to take as long or longer: ties keep the order of add().
-  const auto at = std::upper_bound(
-      pending_.begin(), pending_.end(), job.expected_s,
-      [](double expected_s, const Queued& queued) { return expected_s > queued.job.expected_s; });
+  // The finishing tests first, in the order of add(); then the others, each after every test
+  // expected to take as long or longer (ties keep the order of add()).
+  const auto others = std::find_if(pending_.begin(), pending_.end(),
+                                   [](const Queued& queued) { return !queued.job.finishing; });
+  const auto at = job.finishing ? others
+                                : std::upper_bound(others, pending_.end(), job.expected_s,
+                                                   [](double expected_s, const Queued& queued) {
+                                                     return expected_s > queued.job.expected_s;
+                                                   });
   pending_.insert(at, Queued{std::move(job), next_sequence_++});
   return ok_status();
 }

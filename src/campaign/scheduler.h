@@ -5,7 +5,9 @@
 // Policy:
 // - Pending tests are taken longest expected first (ties: the order they were added): the
 //   longest-processing-time rule, so the campaign ends on short tests, not on a long one
-//   started late.
+//   started late. A test that finishes a trial under way (Job::finishing, its verification) is
+//   taken before all of them: otherwise, on a `count` profile whose device runs hold every host
+//   CPU, verifications would wait for the last run and no verdict would be recorded until then.
 // - Every test that fits the free cores and the host budget, in that order, starts.
 // - The first test in that order that does not fit (the head) gets a reservation, as in EASY
 //   back-filling: from the expected ends of the running tests, the earliest time T at which its
@@ -51,6 +53,10 @@ struct Job {
   double host_cpus = 0;        //!< host CPUs it needs at most (compiling, CPU reference)
   double host_memory_gib = 0;  //!< host memory it needs at most
   double expected_s = 0;       //!< expected seconds from start to finish (expected_time.h)
+  //! It finishes a trial already under way (its verification): taken before every test that
+  //! does not, in the order added, so that verdicts are decided as their runs end and not
+  //! after every run of the campaign.
+  bool finishing = false;
 };
 
 //! A test to start now, on these cores.

@@ -174,7 +174,11 @@ dataset::VerdictRow excluded_row(const WorkItem& item, const backend::BackendPro
       std::nullopt};
   if (!item.revision.empty()) model.commit = item.revision;
   if (item.weights_bytes > 0) model.weights_bytes = item.weights_bytes;
-  return trial::excluded_row(model, profile, stack);
+  dataset::VerdictRow row = trial::excluded_row(model, profile, stack);
+  if (item.stack_plan && !item.stack_plan->input.model_type.empty()) {
+    trial::record_model_type(item.stack_plan->input.model_type, item.stack_plan, row);
+  }
+  return row;
 }
 
 Status VerdictRecorder::record(std::size_t index, const dataset::VerdictRow& row,

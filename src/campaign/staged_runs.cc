@@ -133,7 +133,10 @@ Status run_staged_trials(const SliceRun& run, Scheduler& scheduler, FetchAhead* 
       }
       if (job.stage == TrialStage::kVerify) {
         auto node = verifying.extract(index);
-        run.observer.verifying(outcome.items[index]);
+        const WorkItem& item = outcome.items[index];
+        run.observer.verifying(item, item.cores <= 1                 ? "CPU reference"
+                                     : run.request.agreement_decides ? "CPU reference, agreement"
+                                                                     : "CPU reference, judge");
         threads.emplace_back(
             [&, index, id = start.id, staged = std::move(node.mapped())]() mutable {
               deliver(index, id, verify_stage(std::move(staged), run.launcher));

@@ -22,7 +22,7 @@ WorkItem planned_item() {
       item.revision, false,       {"model-1.safetensors", "model-2.safetensors"}};
   plan::StackPlan plan;
   plan.input = {3000, 0, 8, 2, std::nullopt, "llama"};
-  plan.support = {true, true, false, "5.18.0"};
+  plan.support = {true, true, false, "5.18.0", std::nullopt};
   plan.shards = {true, 2, Parallelism::kTensor, "", 3000, 1500, 2000, "Needs 2 cores."};
   item.stack_plan = plan;
   return item;

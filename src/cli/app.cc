@@ -160,6 +160,7 @@ int run(int argc, char** argv) {
   CommandRegistry registry{&app, &action};
   register_test_command(registry);
   register_campaign_command(registry);
+  register_census_command(registry);
   register_worker_command(registry);
   register_plan_command(registry);
   register_render_command(registry);

@@ -20,22 +20,12 @@
 #include "cli/stop_signals.h"
 #include "cli/trial_options.h"
 #include "core/cache_dir.h"
+#include "core/text.h"
 
 namespace canrun::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> split_tasks(const std::string& text) {
-  std::vector<std::string> tasks;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) tasks.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return tasks;
-}
 
 int run_campaign_command(const CampaignCommandOptions& options) {
   if (!options.collect.empty()) return run_collect(options);
@@ -43,7 +33,7 @@ int run_campaign_command(const CampaignCommandOptions& options) {
   CANRUN_ASSIGN_OR_RETURN_EXIT(trial::TrialRequest request, trial_request(options.trial));
   campaign::CampaignOptions campaign;
   campaign.trial = std::move(request);
-  campaign.selection.tasks = split_tasks(options.tasks);
+  campaign.selection.tasks = split_list(options.tasks);
   // The shipped catalog by default, wherever canrun is started; a path given is the user's.
   CANRUN_ASSIGN_OR_RETURN_EXIT(
       campaign.selection.selected_file,
@@ -111,8 +101,10 @@ void register_campaign_command(const CommandRegistry& registry) {
                       "Rankings snapshot folder (default: rankings/ in the cache)");
   command->add_option("--top", options->top, "Models of each ranking (downloads, trending)")
       ->capture_default_str();
-  command->add_option("--models", options->models,
-                      "Test exactly these: a file of \"MODEL [TASK]\" lines");
+  command->add_option(
+      "--models", options->models,
+      "Test exactly these: a file of \"MODEL [TASK [CORES]]\" lines (CORES: on exactly "
+      "that many, with the parallelism the stack offers there)");
   command->add_option("--out", options->out, "The dataset to record verdicts in (required)");
   command->add_option("--campaign-dir", options->campaign_dir,
                       "The campaign's folder (default: DATASET/.campaign/BACKEND)");

@@ -17,9 +17,8 @@ std::string started_message(const campaign::WorkItem& item, const std::string& c
   return fmt::format("start   {} ({}) on cores {}", item.model_id.str(), item.task, cores);
 }
 
-std::string verifying_message(const campaign::WorkItem& item) {
-  return fmt::format("verify  {} ({}) on the host: CPU reference, judge", item.model_id.str(),
-                     item.task);
+std::string verifying_message(const campaign::WorkItem& item, std::string_view evidence) {
+  return fmt::format("verify  {} ({}) on the host: {}", item.model_id.str(), item.task, evidence);
 }
 
 std::string finished_message(const campaign::WorkItem& item, const dataset::VerdictRow& row) {
@@ -76,9 +75,9 @@ void ProgressDisplay::started(const campaign::WorkItem& item, const std::string&
   redraw();
 }
 
-void ProgressDisplay::verifying(const campaign::WorkItem& item) {
+void ProgressDisplay::verifying(const campaign::WorkItem& item, std::string_view evidence) {
   status_.running(item.key(), "host", ProgressStatus::Clock::now());
-  if (!terminal_ && !quiet_) log::info("{}", verifying_message(item));
+  if (!terminal_ && !quiet_) log::info("{}", verifying_message(item, evidence));
   redraw();
 }
 

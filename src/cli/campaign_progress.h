@@ -21,7 +21,7 @@ namespace canrun::cli {
 //! The log line of each event where stderr is no terminal.
 std::string planned_message(std::size_t items, std::size_t to_run);
 std::string started_message(const campaign::WorkItem& item, const std::string& cores);
-std::string verifying_message(const campaign::WorkItem& item);
+std::string verifying_message(const campaign::WorkItem& item, std::string_view evidence);
 std::string finished_message(const campaign::WorkItem& item, const dataset::VerdictRow& row);
 //! A warning, shown with --json too.
 std::string failed_message(const campaign::WorkItem& item, const Error& error);
@@ -66,7 +66,7 @@ class ProgressDisplay final : public campaign::CampaignObserver {
 
   void planned(const std::vector<campaign::WorkItem>& items, std::size_t to_run) override;
   void started(const campaign::WorkItem& item, const std::string& cores) override;
-  void verifying(const campaign::WorkItem& item) override;
+  void verifying(const campaign::WorkItem& item, std::string_view evidence) override;
   void finished(const campaign::WorkItem& item, const dataset::VerdictRow& row) override;
   void failed(const campaign::WorkItem& item, const Error& error) override;
   void tick() override;

@@ -17,7 +17,7 @@ campaign::WorkItem item(std::string model_id) {
 TEST(CampaignProgressMessages, NameTheItemAndWhatHappened) {
   EXPECT_EQ(planned_message(5, 3), "campaign: 5 items planned, 3 to run now");
   EXPECT_EQ(started_message(item("org/a"), "0-3"), "start   org/a (text-generation) on cores 0-3");
-  EXPECT_EQ(verifying_message(item("org/a")),
+  EXPECT_EQ(verifying_message(item("org/a"), "CPU reference, judge"),
             "verify  org/a (text-generation) on the host: CPU reference, judge");
   EXPECT_EQ(failed_message(item("org/a"), io_error("disk full")),
             "org/a (text-generation) could not run: disk full");

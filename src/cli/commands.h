@@ -17,6 +17,7 @@ struct CommandRegistry {
 };
 
 void register_campaign_command(const CommandRegistry& registry);
+void register_census_command(const CommandRegistry& registry);
 void register_worker_command(const CommandRegistry& registry);
 void register_dataset_command(const CommandRegistry& registry);
 void register_cache_command(const CommandRegistry& registry);

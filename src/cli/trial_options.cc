@@ -52,7 +52,8 @@ CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
   command->add_option("--cores", options.cores,
                       "Ranks to run, instead of planning (with --parallelism; see canrun plan)");
   command->add_option("--parallelism", options.parallelism,
-                      "With --cores: how the ranks share the model: none, tp or ep");
+                      "With --cores: how the ranks share the model: none, tp or ep (default: "
+                      "the one the stack offers at that many cores)");
   return command;
 }
 
@@ -74,6 +75,8 @@ Result<trial::TrialRequest> trial_request(const TrialOptions& options) {
     if (!options.parallelism.empty()) {
       CANRUN_ASSIGN_OR_RETURN(plan.parallelism,
                               parse_parallelism(options.parallelism, "--parallelism"));
+    } else if (plan.cores == 1) {
+      plan.parallelism = Parallelism::kNone;
     }
     request.plan_override = plan;
   }

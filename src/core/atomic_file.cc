@@ -86,8 +86,8 @@ Result<FileLock> FileLock::lock(const std::filesystem::path& lock_path, bool wai
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK && !wait) {
       ::close(fd);
-      return Error(ErrorCode::kUnavailable, fmt::format("{} is held by another process",
-                                                        lock_path.string()))
+      return Error(ErrorCode::kUnavailable,
+                   fmt::format("{} is held by another process", lock_path.string()))
           .with_reason(reason::kBusy);
     }
     Error error = errno_error("cannot lock", lock_path);
@@ -103,8 +103,9 @@ Status append_line(const std::filesystem::path& path, std::string_view line) {
   std::string text(line);
   text += '\n';
   const ssize_t written = ::write(fd, text.data(), text.size());
-  Status status = written == static_cast<ssize_t>(text.size()) ? ok_status()
-                                                                : errno_error("cannot append to", path);
+  Status status = written == static_cast<ssize_t>(text.size())
+                      ? ok_status()
+                      : errno_error("cannot append to", path);
   if (status.ok() && ::fdatasync(fd) != 0) status = errno_error("cannot sync", path);
   ::close(fd);
   return status;

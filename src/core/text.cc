@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace canrun {
 namespace {
 std::size_t valid_sequence_length(std::string_view text, std::size_t idx);
@@ -186,6 +188,17 @@ std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t hash = 1469598103934665603ULL;
   for (unsigned char byte : text) hash = (hash ^ byte) * 1099511628211ULL;
   return hash;
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) parts.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parts;
 }
 
 }  // namespace canrun

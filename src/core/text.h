@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace canrun {
 
@@ -12,6 +13,9 @@ namespace canrun {
 //! backslashes, control bytes and non-ASCII bytes are escaped (\n, \", \x00, ...), and text
 //! longer than `max_chars` is cut with "..." and its full length said.
 std::string quote_for_message(std::string_view text, std::size_t max_chars = 80);
+
+//! The parts of a comma-separated list ("a,b,,c" → a, b, c): empty parts are left out.
+std::vector<std::string> split_list(std::string_view text);
 
 //! quote_for_message for paths and locations, whole (up to 1,024 characters): their ends are
 //! what tell them apart.

@@ -38,9 +38,14 @@ std::optional<VerdictResult> parse_verdict_result(std::string_view text);
 std::string verdict_result_names();
 
 //! The exclusion reason categories of SPEC.md §7. A curator may also give a free-text note.
-inline constexpr std::array<std::string_view, 9> kExclusionReasons = {
-    "low_priority",     "incompatible",   "gated",           "remote_code", "too_large",
-    "no_parallel_plan", "no_safetensors", "unsupported_task", "quantized"};
+//! The census (src/census) adds two of its own: `build_failed` (no tiny checkpoint of the model
+//! type could be built; the error says at which step) and `other_task` (the type is in the
+//! task's mapping but belongs to another task: an encoder's LM head, an encoder-decoder's
+//! decoder).
+inline constexpr std::array<std::string_view, 11> kExclusionReasons = {
+    "low_priority", "incompatible",     "gated",          "remote_code",
+    "too_large",    "no_parallel_plan", "no_safetensors", "unsupported_task",
+    "quantized",    "build_failed",     "other_task"};
 
 //! Whether an exclusion is the planner's (the model does not fit the backend: `too_large`,
 //! `no_parallel_plan`), which says something about the backend, rather than a curator's or the

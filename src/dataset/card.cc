@@ -81,8 +81,33 @@ Regressions between two stacks from the command line:
 
 }  // namespace
 
-std::string render_card(const std::vector<StackSummary>& stacks) {
+//! What a census verdict means, and what it does not (src/census).
+constexpr std::string_view kCensus = R"(
+# An architecture census
+
+This is a census dataset (`canrun census`): each row is one model type of a stack's
+transformers, as a tiny checkpoint that canrun built from the type's own config class (shrunk:
+hidden size 64, 2 to 4 layers, 4 heads, a few MiB) with random weights drawn from a fixed seed,
+tested like any model. `canrun-census/<type>` is the type on one core, its tokens compared with
+the CPU reference's; `canrun-census-sharded/<type>` is the same checkpoint over 2 cores with the
+parallel plan the stack offers (tensor parallel, or expert parallel for a mixture of experts),
+decided by teacher-forced agreement with the CPU reference (`verification` = `agreement`: random
+weights write no English to judge). `model_type` names the type; `claims_fullgraph`,
+`claims_tp_plan` and `claims_ep_plan` say what the stack's transformers claims for it. A type in
+a task's mapping that belongs to another task is EXCLUDED `other_task`; one that could not be
+built is EXCLUDED `build_failed`, its error saying at which step.
+
+What a census verdict means: the type's modelling code path, under the stack's
+`torch.compile` backend with a static cache, compiles, runs and computes what eager PyTorch on
+the CPU computes (and, sharded, its parallel plan works). What it does not mean: that a real
+checkpoint of that type runs: real configs use features a tiny one leaves at their defaults
+(other attention kinds, rope scalings, sizes), real weights need the memory the planner plans
+for, and random weights say nothing about the quality of the text.
+)";
+
+std::string render_card(const std::vector<StackSummary>& stacks, bool census) {
   std::string out(kFrontMatter);
+  if (census) out += kCensus;
   out += R"(
 # canrun results
 

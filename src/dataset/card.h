@@ -18,7 +18,8 @@ struct StackSummary {
   std::map<std::string, std::int64_t> results;  //!< result → rows
 };
 
-//! The card's Markdown text for these stacks (in the order given).
-std::string render_card(const std::vector<StackSummary>& stacks);
+//! The card's Markdown text for these stacks (in the order given); `census`: a census dataset
+//! (src/census), whose card first says what a census verdict means.
+std::string render_card(const std::vector<StackSummary>& stacks, bool census = false);
 
 }  // namespace canrun::dataset

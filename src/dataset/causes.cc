@@ -90,7 +90,10 @@ std::vector<FailureCause> failure_causes(const std::vector<VerdictRow>& rows) {
     cause.count = members.size();
     std::set<std::string> types;
     for (const VerdictRow* row : members) {
-      if (row->error) {
+      // The row's own model_type (schema 8); else those its traceback names.
+      if (row->model_type) {
+        types.insert(*row->model_type);
+      } else if (row->error) {
         for (std::string& type : model_types_in(*row->error)) types.insert(std::move(type));
       }
       ++cause.results[std::string(to_string(row->result))];

@@ -25,8 +25,9 @@ struct FailureCause {
   std::string excerpt;
   std::vector<std::string>
       models;  //!< "model_id" or "model_id (task)" off the stack's main task; sorted
-  //! The model types the rows' errors name, sorted, distinct: transformers' "model type `x`",
-  //! else the last transformers/models/<type>/ folder the traceback passed through.
+  //! The rows' model types, sorted, distinct: a row's model_type column (schema 8), else what
+  //! its error names: transformers' "model type `x`", else the last
+  //! transformers/models/<type>/ folder the traceback passed through.
   std::vector<std::string> model_types;
 };
 

@@ -75,6 +75,17 @@ TEST(FailureCausesTest, ExcerptEndsWithTheErrorNotTheAdviceAfterIt) {
   EXPECT_THAT(causes[0].model_types, ElementsAre("jais2"));
 }
 
+TEST(FailureCausesTest, ARowsOwnModelTypeComesBeforeWhatItsErrorNames) {
+  VerdictRow row = failed("a/b", VerdictResult::kTimeout, "TIMEOUT", "Loading weights: 100%");
+  VerdictRow named = failed("a/c", VerdictResult::kTimeout, "TIMEOUT",
+                            "File \"x/transformers/models/jamba/modeling_jamba.py\"");
+  row.model_type = "zamba2";
+  named.model_type = "jamba";
+  const auto causes = failure_causes({row, named});
+  ASSERT_EQ(causes.size(), 1U);
+  EXPECT_THAT(causes[0].model_types, ElementsAre("jamba", "zamba2"));
+}
+
 TEST(FailureCausesTest, ModelTypesComeFromTheErrorOrTheModelsCode) {
   EXPECT_THAT(model_types_in("model type `nanochat` but ... model type `nanochat`"),
               ElementsAre("nanochat"));

@@ -393,7 +393,9 @@ Status DatasetDir::write_card() const {
   }
   std::sort(summaries.begin(), summaries.end(),
             [](const StackSummary& a, const StackSummary& b) { return a.key < b.key; });
-  return write_file_atomically(root_ / "README.md", render_card(summaries));
+  std::error_code error;
+  const bool census = std::filesystem::is_regular_file(root_ / kCensusMarker, error);
+  return write_file_atomically(root_ / "README.md", render_card(summaries, census));
 }
 
 }  // namespace canrun::dataset

@@ -85,6 +85,10 @@ Status name_output_files(VerdictRow& row,
 //! EXCLUDED); DatasetDir::record_log writes it, the Space links it.
 bool keeps_log(const VerdictRow& row);
 
+//! The file that marks a census dataset (src/census writes it): its card says what a census
+//! verdict means.
+inline constexpr std::string_view kCensusMarker = "census.json";
+
 class DatasetDir {
  public:
   explicit DatasetDir(std::filesystem::path root) : root_(std::move(root)) {}

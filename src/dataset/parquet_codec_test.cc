@@ -42,6 +42,12 @@ TEST_F(ParquetCodecTest, EveryColumnTypeRoundTrips) {
   std::vector<VerdictRow> rows = {testing::full_row("org/a"), testing::full_row("org/b")};
   rows[0].flaky = true;  // bool, both values
   rows[1].flaky = false;
+  // Version 8's: the model type and what the stack claims for it, a near-tie.
+  rows[0].model_type = "qwen3";
+  rows[0].claims_fullgraph = true;
+  rows[0].claims_tp_plan = true;
+  rows[0].claims_ep_plan = false;
+  rows[1].near_tie = true;
   EXPECT_EQ(round_trip(rows), rows);
 }
 

@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 45> kColumns = {{
+const std::array<ColumnSpec, 50> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -50,8 +50,9 @@ const std::array<ColumnSpec, 45> kColumns = {{
     {"output_text", &R::output_text, "The generated text (at most 64 KiB)."},
     {"verification", &R::verification,
      "Which evidence decided: `reference` (one core: tokens equal to the CPU reference), "
-     "`judge+agreement` (sharded: the judge and teacher-forced agreement) or `judge` (sharded, "
-     "no reference); see Verification below."},
+     "`judge+agreement` (sharded: the judge and teacher-forced agreement), `judge` (sharded, "
+     "no reference) or `agreement` (sharded, random weights: the agreement alone); see "
+     "Verification below."},
     {"match_tokens", &R::match_tokens, "Leading generated tokens equal to the CPU reference."},
     {"judge_score", &R::judge_score,
      "The judge model's fluency score of `output_text` (sharded runs); PASS needs at least "
@@ -90,6 +91,32 @@ const std::array<ColumnSpec, 45> kColumns = {{
      "`--isolation none`). Whatever it says, the run got an allow-list of canrun's environment "
      "and no secret. Null on EXCLUDED rows and rows recorded before version 7.",
      7},
+    {"model_type", &R::model_type,
+     "The checkpoint's `model_type` (its config.json), the architecture whose modelling code ran: "
+     "`llama`, `phimoe`. Null when the config names none, and on rows recorded before version 8.",
+     8},
+    {"claims_fullgraph", &R::claims_fullgraph,
+     "What the stack's transformers claims for `model_type`: whether its model classes declare "
+     "`_can_compile_fullgraph` (that they compile as one graph with a static cache). Null when "
+     "it was not asked (the model type is unknown to the stack, or the row predates version 8).",
+     8},
+    {"claims_tp_plan", &R::claims_tp_plan,
+     "Whether the stack's transformers defines a tensor-parallel plan for `model_type` "
+     "(`base_model_tp_plan`). Null when it was not asked.",
+     8},
+    {"claims_ep_plan", &R::claims_ep_plan,
+     "Whether the stack's transformers offers an expert-parallel plan for `model_type` "
+     "(`base_model_ep_plan`, with DistributedConfig's `enable_expert_parallel`). Null when it "
+     "was not asked.",
+     8},
+    {"near_tie", &R::near_tie,
+     "One core, text generation, tokens that differ from the CPU reference's: true when the first "
+     "differing token is one where the reference's two best logits were nearly tied (closer than "
+     "1e-4 of the position's largest logit in float32, 5 % in bfloat16 or float16), so rounding "
+     "decided it. Such a run PASSes when its teacher-forced `agreement` reaches the sharded "
+     "threshold (fed the reference's tokens, it predicts them); else it is FAIL_MISMATCH, the "
+     "near-tie noted. Null otherwise, and when the reference predates version 8.",
+     8},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

@@ -72,6 +72,17 @@ struct VerdictRow {
   //! How the run was boxed (process/box.h): "user,net,mount,pid,pids" or a part of it, or
   //! "none"; null on EXCLUDED rows and rows recorded before canrun boxed runs.
   std::optional<std::string> isolation;
+  //! The checkpoint's config.json model_type; null when it names none.
+  std::optional<std::string> model_type;
+  //! What the stack's transformers claims for model_type (stack/parallel_support.h): the model
+  //! classes' _can_compile_fullgraph, a tensor-parallel plan, an expert-parallel plan. Null when
+  //! not asked.
+  std::optional<bool> claims_fullgraph;
+  std::optional<bool> claims_tp_plan;
+  std::optional<bool> claims_ep_plan;
+  //! One core, text generation: the first token that differs from the CPU reference's is one
+  //! where the reference's two best logits were nearly tied (verify::logits_tie_tolerance).
+  std::optional<bool> near_tie;
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;

@@ -23,9 +23,9 @@
 #include "catalog/selected_list.h"
 #include "core/model_id.h"
 #include "core/result.h"
-#include "stack/architectures.h"
 #include "hub/model_facts.h"
 #include "hub/rankings.h"
+#include "stack/architectures.h"
 
 namespace canrun::hub {
 

@@ -173,9 +173,9 @@ Result<HttpResponse> HubClient::send_with_retries(const HttpRequest& request,
       const std::string where = quote_for_message(request.url, 200);
       if (status == 401 || status == 403) {
         return invalid_argument(
-            fmt::format("GET {}: HTTP {}: the model is gated or private{}", where, status,
-                        config_.token ? " and HF_TOKEN does not grant access"
-                                      : "; set HF_TOKEN to a token with access"))
+                   fmt::format("GET {}: HTTP {}: the model is gated or private{}", where, status,
+                               config_.token ? " and HF_TOKEN does not grant access"
+                                             : "; set HF_TOKEN to a token with access"))
             .with_reason(reason::kGated);
       }
       if (status == 404) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +15,32 @@ bool divides(std::optional<std::int64_t> count, int degree) {
   return count && *count > 0 && *count % degree == 0;
 }
 
+//! What both planners weigh: the per-core budget, the weights and their routed experts' share
+//! (bytes), whether the model is a mixture of experts, its KV heads (the attention heads when
+//! not given).
+struct Sizes {
+  double budget;
+  double weights;
+  double experts;
+  bool moe;
+  std::optional<std::int64_t> kv_heads;
+};
+
+Sizes sizes_of(const PlanFacts& facts, const backend::Topology& topology) {
+  return {topology.core_budget_bytes(), static_cast<double>(facts.weights_bytes),
+          static_cast<double>(std::min(facts.expert_weights_bytes, facts.weights_bytes)),
+          facts.num_experts.value_or(0) > 0,
+          facts.num_key_value_heads ? facts.num_key_value_heads : facts.num_attention_heads};
+}
+
+//! A plan not placed yet, with the weights and the budget it is weighed against.
+PlannedShards unplaced(const PlanFacts& facts, const backend::Topology& topology) {
+  PlannedShards plan;
+  plan.weights_bytes = facts.weights_bytes;
+  plan.budget_bytes = static_cast<std::uint64_t>(std::max(0.0, topology.core_budget_bytes()));
+  return plan;
+}
+
 }  // namespace
 
 std::string gib(double bytes) {
@@ -24,16 +51,8 @@ std::string gib(double bytes) {
 
 PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
                          const backend::Topology& topology) {
-  PlannedShards plan;
-  plan.weights_bytes = facts.weights_bytes;
-  const double budget = topology.core_budget_bytes();
-  plan.budget_bytes = static_cast<std::uint64_t>(std::max(0.0, budget));
-  const double weights = static_cast<double>(facts.weights_bytes);
-  const double experts =
-      static_cast<double>(std::min(facts.expert_weights_bytes, facts.weights_bytes));
-  const bool moe = facts.num_experts.value_or(0) > 0;
-  const auto kv_heads =
-      facts.num_key_value_heads ? facts.num_key_value_heads : facts.num_attention_heads;
+  PlannedShards plan = unplaced(facts, topology);
+  const auto [budget, weights, experts, moe, kv_heads] = sizes_of(facts, topology);
   const std::string budget_text =
       fmt::format("{} per core ({:g} GiB less the {:g} GiB reserve)", gib(budget),
                   topology.memory_per_core_gib, topology.reserve_gib);
@@ -117,6 +136,72 @@ PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
         facts.model_type.empty() ? "this architecture" : facts.model_type,
         moe ? " and no expert-parallel plan" : " and it is not a mixture of experts");
   }
+  return plan;
+}
+
+PlannedShards plan_at_degree(const PlanFacts& facts, const ParallelSupport& support,
+                             const backend::Topology& topology, int degree) {
+  PlannedShards plan = unplaced(facts, topology);
+  const auto [budget, weights, experts, moe, kv_heads] = sizes_of(facts, topology);
+  const std::string version = support.library_version.empty() ? "here" : support.library_version;
+  const std::string type = facts.model_type.empty() ? "this architecture" : facts.model_type;
+  const auto place = [&](Parallelism parallelism, double share, std::string why) {
+    if (share > budget) {
+      plan.exclusion = "too_large";
+      plan.why = fmt::format("{} cores asked for: {} of weights put {} on each, above {} per core.",
+                             degree, gib(weights), gib(share), gib(budget));
+      return plan;
+    }
+    plan.placed = true;
+    plan.cores = degree;
+    plan.parallelism = parallelism;
+    plan.per_core_bytes = static_cast<std::uint64_t>(share);
+    plan.why = std::move(why);
+    return plan;
+  };
+  if (degree <= 1) {
+    return place(Parallelism::kNone, weights,
+                 fmt::format("one core asked for: {} of weights on it.", gib(weights)));
+  }
+  plan.exclusion = "no_parallel_plan";
+  if (degree > topology.max_cores || std::find(topology.degrees.begin(), topology.degrees.end(),
+                                               degree) == topology.degrees.end()) {
+    plan.why = fmt::format(
+        "{} cores asked for, which the backend does not allow (degrees {}, at "
+        "most {} cores).",
+        degree, fmt::join(topology.degrees, ", "), topology.max_cores);
+    return plan;
+  }
+  if (support.tp_plan) {
+    if (divides(facts.num_attention_heads, degree) && divides(kv_heads, degree)) {
+      return place(
+          Parallelism::kTensor, weights / degree,
+          fmt::format("{} cores asked for: tensor parallel ({} attention and {} KV heads "
+                      "divide by {}).",
+                      degree, facts.num_attention_heads.value_or(0), kv_heads.value_or(0), degree));
+    }
+    plan.why = fmt::format(
+        "{} cores asked for, but {} attention / {} KV heads do not divide by {} for its "
+        "tensor-parallel plan.",
+        degree, facts.num_attention_heads.value_or(0), kv_heads.value_or(0), degree);
+    return plan;
+  }
+  if (moe && support.ep_plan) {
+    if (divides(facts.num_experts, degree)) {
+      return place(Parallelism::kExpert, (weights - experts) + experts / degree,
+                   fmt::format("{} cores asked for: with no tensor-parallel plan, expert "
+                               "parallel ({} experts divide by {}).",
+                               degree, *facts.num_experts, degree));
+    }
+    plan.why = fmt::format("{} cores asked for, but its {} experts do not divide by {}.", degree,
+                           *facts.num_experts, degree);
+    return plan;
+  }
+  plan.why = fmt::format(
+      "{} cores asked for, but transformers {} has no tensor-parallel plan for "
+      "{}{}.",
+      degree, version, type,
+      moe ? " and no expert-parallel plan" : " and it is not a mixture of experts");
   return plan;
 }
 

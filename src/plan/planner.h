@@ -64,4 +64,13 @@ struct PlannedShards {
 PlannedShards plan_model(const PlanFacts& facts, const ParallelSupport& support,
                          const backend::Topology& topology);
 
+//! The plan over exactly `degree` cores, as a campaign's listed "MODEL TASK CORES" asks for (the
+//! census's sharded runs): degree 1 is one core; a larger one is tensor parallel where the
+//! architecture has a TP plan and its heads divide by it, else expert parallel for a mixture of
+//! experts with an EP plan whose experts divide by it, else no_parallel_plan — whether or not
+//! fewer cores would hold the weights. A degree the backend does not allow is no_parallel_plan;
+//! shards above the per-core budget are too_large.
+PlannedShards plan_at_degree(const PlanFacts& facts, const ParallelSupport& support,
+                             const backend::Topology& topology, int degree);
+
 }  // namespace canrun::plan

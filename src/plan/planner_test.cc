@@ -115,12 +115,12 @@ TEST(PredictTest, LeavesOpenWhatTheListingCannotDecide) {
   EXPECT_EQ(unprobed.cores, 8);
   EXPECT_EQ(unprobed.parallelism, std::nullopt);
   EXPECT_THAT(unprobed.why, HasSubstr("whether this stack can shard llama was never probed"));
-  const PredictedPlan ep_only =
-      predict_plan(llama70, "mixtral", ParallelSupport{true, false, true, "5.18.0"}, neuron);
+  const PredictedPlan ep_only = predict_plan(
+      llama70, "mixtral", ParallelSupport{true, false, true, "5.18.0", std::nullopt}, neuron);
   EXPECT_EQ(ep_only.parallelism, std::nullopt);
   EXPECT_THAT(ep_only.why, HasSubstr("at least 8 cores, expert parallel if its experts divide"));
-  const PredictedPlan none =
-      predict_plan(llama70, "gptj", ParallelSupport{true, false, false, "5.18.0"}, neuron);
+  const PredictedPlan none = predict_plan(
+      llama70, "gptj", ParallelSupport{true, false, false, "5.18.0", std::nullopt}, neuron);
   EXPECT_FALSE(none.placed);
   EXPECT_EQ(none.exclusion, "no_parallel_plan");
   const PredictedPlan huge = predict_plan(811706777600, "llama", std::nullopt, neuron);
@@ -130,15 +130,16 @@ TEST(PredictTest, LeavesOpenWhatTheListingCannotDecide) {
 
 TEST(PlannerTest, ExplanationsSayWhy) {
   backend::Topology neuron{4, 16, 24.0, 2.0, {1, 2, 4, 8, 16}, 16};
-  ParallelSupport tp{true, true, false, "5.18.0"};
+  ParallelSupport tp{true, true, false, "5.18.0", std::nullopt};
   PlanFacts llama70{141107412992, 0, 64, 8, std::nullopt, "llama"};
   EXPECT_THAT(plan_model(llama70, tp, neuron).why,
               HasSubstr("tensor parallel over 8 cores puts 16.43 GiB on each (64 attention and 8 "
                         "KV heads divide by 8)"));
   PlanFacts gptj{24213525376, 0, 16, std::nullopt, std::nullopt, "gptj"};
-  EXPECT_THAT(plan_model(gptj, ParallelSupport{true, false, false, "5.18.0"}, neuron).why,
-              HasSubstr("transformers 5.18.0 has no tensor-parallel plan for gptj and it is not a "
-                        "mixture of experts"));
+  EXPECT_THAT(
+      plan_model(gptj, ParallelSupport{true, false, false, "5.18.0", std::nullopt}, neuron).why,
+      HasSubstr("transformers 5.18.0 has no tensor-parallel plan for gptj and it is not a "
+                "mixture of experts"));
   PlanFacts huge{811706777600, 0, 128, 8, std::nullopt, "llama"};
   EXPECT_THAT(plan_model(huge, tp, neuron).why,
               HasSubstr("do not fit even 16 cores: 47.25 GiB each"));
@@ -151,11 +152,52 @@ TEST(PlannerTest, ExplanationsSayWhy) {
 TEST(PlannerTest, ExpertCountMustDivide) {
   backend::Topology neuron{4, 16, 24.0, 2.0, {1, 2, 4, 8, 16}, 16};
   PlanFacts moe{65200000000, 60900000000, 64, 8, 6, "gpt_oss"};  // 6 experts: 2 divides, 4 does not
-  const PlannedShards plan = plan_model(moe, ParallelSupport{true, false, true, "5.18.0"}, neuron);
+  const PlannedShards plan =
+      plan_model(moe, ParallelSupport{true, false, true, "5.18.0", std::nullopt}, neuron);
   // At 2 cores 4.0 + 28.4 GiB do not fit; 4 and 8 fit but do not divide 6; 16 neither.
   EXPECT_FALSE(plan.placed);
   EXPECT_EQ(plan.exclusion, "no_parallel_plan");
   EXPECT_THAT(plan.why, HasSubstr("4 cores would hold it but 6 experts do not divide by 4"));
+}
+
+TEST(PlannerTest, AtADegreeShardsWhatOneCoreWouldHold) {
+  // The census's sharded runs: a tiny checkpoint that one core holds, over exactly 2 cores.
+  backend::Topology cpu{1, 2, 64.0, 0.0, {1, 2}, 2};
+  const ParallelSupport tp{true, true, false, "5.18.0", std::nullopt};
+  const ParallelSupport ep{true, false, true, "5.18.0", std::nullopt};
+  const ParallelSupport neither{true, false, false, "4.57.6", std::nullopt};
+  const PlanFacts llama{4 << 20, 0, 4, 2, std::nullopt, "llama"};
+  const PlanFacts phimoe{6 << 20, 4 << 20, 4, 2, 4, "phimoe"};
+  EXPECT_EQ(plan_model(llama, tp, cpu).cores, 1);
+
+  PlannedShards plan = plan_at_degree(llama, tp, cpu, 2);
+  EXPECT_TRUE(plan.placed);
+  EXPECT_EQ(plan.cores, 2);
+  EXPECT_EQ(plan.parallelism, Parallelism::kTensor);
+  EXPECT_EQ(plan.per_core_bytes, 2u << 20);
+
+  plan = plan_at_degree(phimoe, ep, cpu, 2);
+  EXPECT_EQ(plan.parallelism, Parallelism::kExpert);
+  EXPECT_EQ(plan.per_core_bytes, (2u << 20) + (2u << 20));
+
+  plan = plan_at_degree(phimoe, neither, cpu, 2);
+  EXPECT_FALSE(plan.placed);
+  EXPECT_EQ(plan.exclusion, "no_parallel_plan");
+  EXPECT_THAT(plan.why, HasSubstr("transformers 4.57.6 has no tensor-parallel plan for phimoe and "
+                                  "no expert-parallel plan"));
+  // Heads that do not divide, a degree the backend does not allow, one core asked for.
+  EXPECT_THAT(plan_at_degree(PlanFacts{4 << 20, 0, 3, 3, std::nullopt, "llama"}, tp, cpu, 2).why,
+              HasSubstr("3 attention / 3 KV heads do not divide by 2"));
+  EXPECT_EQ(plan_at_degree(llama, tp, cpu, 4).exclusion, "no_parallel_plan");
+  plan = plan_at_degree(llama, tp, cpu, 1);
+  EXPECT_TRUE(plan.placed);
+  EXPECT_EQ(plan.cores, 1);
+  EXPECT_EQ(plan.parallelism, Parallelism::kNone);
+  // Shards above the per-core budget.
+  backend::Topology small{1, 2, 0.001, 0.0, {1, 2}, 2};
+  EXPECT_EQ(
+      plan_at_degree(PlanFacts{8 << 20, 0, 4, 2, std::nullopt, "llama"}, tp, small, 2).exclusion,
+      "too_large");
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ Result<StackPlan> plan_on_stack(const hub::ModelFacts& facts, const stack::Stack
   plan.input = {facts.weights_bytes,       facts.expert_weights_bytes,
                 facts.num_attention_heads, facts.num_key_value_heads,
                 facts.num_experts,         facts.model_type.value_or("")};
-  plan.support = {false, false, false, library_version};
+  plan.support = {false, false, false, library_version, std::nullopt};
   if (facts.model_type) {
     CANRUN_ASSIGN_OR_RETURN(
         plan.support, stack::probe_parallel_support(python, library_version, *facts.model_type));
@@ -67,6 +67,7 @@ json stack_plan_to_json(const StackPlan& plan) {
            {{"known_model_type", support.known_model_type},
             {"tp_plan", support.tp_plan},
             {"ep_plan", support.ep_plan},
+            {"fullgraph", optional_json(support.fullgraph)},
             {"library_version", support.library_version}}},
           {"shards",
            {{"placed", shards.placed},
@@ -101,6 +102,14 @@ Result<StackPlan> stack_plan_from_json(const json& object, std::string_view wher
       read_json_bool(*support, in_support, "known_model_type", plan.support.known_model_type));
   CANRUN_RETURN_IF_ERROR(read_json_bool(*support, in_support, "tp_plan", plan.support.tp_plan));
   CANRUN_RETURN_IF_ERROR(read_json_bool(*support, in_support, "ep_plan", plan.support.ep_plan));
+  // Absent from plans kept before the probe asked for it.
+  if (const auto fullgraph = support->find("fullgraph");
+      fullgraph != support->end() && !fullgraph->is_null()) {
+    if (!fullgraph->is_boolean()) {
+      return json_field_type_error(in_support, "fullgraph", *fullgraph, "a boolean or null");
+    }
+    plan.support.fullgraph = fullgraph->get<bool>();
+  }
   CANRUN_RETURN_IF_ERROR(
       read_json_string(*support, in_support, "library_version", plan.support.library_version));
 

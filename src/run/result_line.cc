@@ -91,6 +91,12 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
       report.*field = found->get<std::int64_t>();
     }
   }
+  if (const auto found = json.find("margins"); found != json.end() && found->is_array()) {
+    for (const auto& margin : *found) {
+      if (!margin.is_number()) return corrupt("the result line's margins are not numbers");
+      report.margins.push_back(margin.get<double>());
+    }
+  }
   CANRUN_ASSIGN_OR_RETURN(report.embeddings, matrix(json, "embeddings"));
   CANRUN_ASSIGN_OR_RETURN(report.embeddings_one_at_a_time,
                           matrix(json, "embeddings_one_at_a_time"));

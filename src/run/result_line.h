@@ -40,6 +40,10 @@ struct RunReport {
   std::optional<std::int64_t> agreement_positions;
   std::optional<double> agreement_s;
   std::optional<std::int64_t> agreement_compiled_graphs;
+  //! Eager runs (the CPU reference): at each generated position, the gap between the two best
+  //! logits as a share of the position's largest logit magnitude (verify::logits_tie_tolerance
+  //! tells a near-tie).
+  std::vector<double> margins;
   //! Embedding tasks: the embeddings of the recipe's sentences encoded in batches, and one at
   //! a time; the first `queries` sentences are the queries of a retrieval set over the rest.
   std::vector<std::vector<double>> embeddings, embeddings_one_at_a_time;

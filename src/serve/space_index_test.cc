@@ -173,8 +173,8 @@ TEST(SpaceIndex, UntestedRankedModelsGetAPredictedPlanForTheStack) {
   inputs.rankings.push_back(std::move(downloads));
   inputs.topologies["neuron"] = backend::Topology{4, 16, 24.0, 2.0, {1, 2, 4, 8, 16}, 16};
   const std::string version = full_row().library_version;
-  inputs.parallel_support[{version, "llama"}] = {true, true, false, version};
-  inputs.parallel_support[{version, "gptj"}] = {true, false, false, version};
+  inputs.parallel_support[{version, "llama"}] = {true, true, false, version, std::nullopt};
+  inputs.parallel_support[{version, "gptj"}] = {true, false, false, version, std::nullopt};
   const auto index = SpaceIndex::build(std::move(inputs));
   ModelsQuery query;
   query.view = View::kDownloads;

@@ -14,7 +14,8 @@ namespace {
 
 // Answers for the model types asked (a JSON list), in one process (importing transformers
 // costs seconds, a config class milliseconds): {"transformers": V, "answers": [{"model_type",
-// "known", "tp_plan", "ep_plan"} or {"model_type", "error"}, ...]} in the order asked.
+// "known", "tp_plan", "ep_plan", "fullgraph"} or {"model_type", "error"}, ...]} in the order
+// asked.
 constexpr const char* kProbe = R"(
 import json, sys
 import transformers
@@ -25,12 +26,28 @@ try:  # expert parallel is asked for through DistributedConfig(enable_expert_par
 except ImportError:
     ep_switch = False
 
+def fullgraph(model_type):
+    """The model classes' own claim, _can_compile_fullgraph (set on the type's PreTrainedModel);
+    None when no class of the type can be imported."""
+    from transformers.models.auto import modeling_auto
+    for mapping in ("MODEL_MAPPING_NAMES", "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES"):
+        name = getattr(modeling_auto, mapping, {}).get(model_type)
+        if isinstance(name, (list, tuple)):
+            name = name[0] if name else None
+        try:
+            return bool(getattr(getattr(transformers, name), "_can_compile_fullgraph", False))
+        except Exception:
+            continue
+    return None
+
 def answer(model_type):
-    found = {"model_type": model_type, "known": False, "tp_plan": False, "ep_plan": False}
+    found = {"model_type": model_type, "known": False, "tp_plan": False, "ep_plan": False,
+             "fullgraph": None}
     if model_type in CONFIG_MAPPING:
         config = CONFIG_MAPPING[model_type]()
         found.update(known=True, tp_plan=bool(getattr(config, "base_model_tp_plan", None)),
-                     ep_plan=ep_switch and bool(getattr(config, "base_model_ep_plan", None)))
+                     ep_plan=ep_switch and bool(getattr(config, "base_model_ep_plan", None)),
+                     fullgraph=fullgraph(model_type))
     return found
 
 answers = []
@@ -42,8 +59,17 @@ for model_type in json.loads(sys.argv[1]):
 print(json.dumps({"transformers": transformers.__version__, "answers": answers}))
 )";
 
-bool is_answer(const nlohmann::json& json) {
+//! An answer of this probe about the parallel plans, as every version of it wrote them.
+bool has_plans(const nlohmann::json& json) {
   return json.is_object() && json.value("known", nlohmann::json()).is_boolean();
+}
+
+//! An answer of this probe; one cached before it asked for "fullgraph" is asked again when
+//! probing, and still read for its plans where nothing is probed (the Space's predictions).
+bool is_answer(const nlohmann::json& json) {
+  if (!has_plans(json)) return false;
+  const auto fullgraph = json.find("fullgraph");
+  return fullgraph != json.end() && (fullgraph->is_boolean() || fullgraph->is_null());
 }
 
 ParallelSupport support_of(const nlohmann::json& answer, const std::string& library_version) {
@@ -51,6 +77,9 @@ ParallelSupport support_of(const nlohmann::json& answer, const std::string& libr
   support.known_model_type = answer["known"].get<bool>();
   support.tp_plan = answer.value("tp_plan", false);
   support.ep_plan = answer.value("ep_plan", false);
+  const auto fullgraph = answer.find("fullgraph");
+  if (fullgraph != answer.end() && fullgraph->is_boolean())
+    support.fullgraph = fullgraph->get<bool>();
   support.library_version = library_version;
   return support;
 }
@@ -156,7 +185,7 @@ ParallelSupportTable read_cached_parallel_support(const std::filesystem::path& c
       auto text = read_file(file->path());
       if (!text.ok()) continue;
       const auto answer = nlohmann::json::parse(*text, nullptr, false);
-      if (!is_answer(answer)) continue;
+      if (!has_plans(answer)) continue;
       table.emplace(std::pair(library_version, file->path().stem().string()),
                     support_of(answer, library_version));
     }

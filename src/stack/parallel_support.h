@@ -1,6 +1,7 @@
 // The parallel probe: asks the stack's own transformers whether a model type's config class
 // defines a tensor-parallel plan (base_model_tp_plan) and an expert-parallel plan
-// (base_model_ep_plan, usable only where DistributedConfig has enable_expert_parallel). The
+// (base_model_ep_plan, usable only where DistributedConfig has enable_expert_parallel), and
+// whether its model classes claim to compile as one graph (_can_compile_fullgraph). The
 // answer depends on the transformers version, so it is cached per (transformers version, model
 // type) in StackPython's cache: transformers-<version>/parallel/<model_type>.json.
 //
@@ -9,6 +10,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,8 @@ struct ParallelSupport {
   bool tp_plan = false;
   bool ep_plan = false;
   std::string library_version;  //!< for the explanation, e.g. "5.18.0"
+  //! The type's model classes declare _can_compile_fullgraph; none when no class of it imports.
+  std::optional<bool> fullgraph;
 
   friend bool operator==(const ParallelSupport&, const ParallelSupport&) = default;
 };

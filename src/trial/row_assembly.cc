@@ -60,17 +60,36 @@ dataset::VerdictRow identity_row(const std::string& model_id,
 
 }  // namespace
 
+void record_model_type(std::optional<std::string> model_type,
+                       const std::optional<plan::StackPlan>& stack_plan, dataset::VerdictRow& row) {
+  // A campaign's run keeps the plan but not the checkpoint's facts (campaign/work.h).
+  if (!model_type && stack_plan && !stack_plan->input.model_type.empty()) {
+    model_type = stack_plan->input.model_type;
+  }
+  row.model_type = model_type;
+  if (!model_type || !stack_plan || !stack_plan->support.known_model_type ||
+      stack_plan->input.model_type != *model_type) {
+    return;
+  }
+  row.claims_fullgraph = stack_plan->support.fullgraph;
+  row.claims_tp_plan = stack_plan->support.tp_plan;
+  row.claims_ep_plan = stack_plan->support.ep_plan;
+}
+
 dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack) {
   if (trial.plan.exclusion) {
-    return excluded_row(
+    dataset::VerdictRow row = excluded_row(
         {trial.checkpoint.model_id, trial.checkpoint.commit, trial.request.task,
          *trial.plan.exclusion, trial.plan.why,
          trial.plan.stack_plan ? std::optional(trial.plan.stack_plan->shards.weights_bytes)
                                : std::nullopt},
         trial.profile, stack);
+    record_model_type(trial.checkpoint.facts.model_type, trial.plan.stack_plan, row);
+    return row;
   }
   dataset::VerdictRow row = identity_row(trial.checkpoint.model_id, trial.checkpoint.commit,
                                          trial.request.task, trial.profile, stack);
+  record_model_type(trial.checkpoint.facts.model_type, trial.plan.stack_plan, row);
   row.cores = trial.plan.cores;
   row.parallelism = std::string(to_string(trial.plan.parallelism));
   if (trial.plan.stack_plan) {

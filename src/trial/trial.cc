@@ -107,17 +107,25 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task
     out.why = std::move(excluded->why);
     return out;
   }
-  if (plan_override) {
+  if (plan_override && plan_override->parallelism) {
     out.cores = plan_override->cores;
-    out.parallelism = plan_override->parallelism;
+    out.parallelism = *plan_override->parallelism;
     return out;
   }
-  // Weights that hold no tensors are not planned: the model runs on one core, and its run
-  // says what is wrong with it.
-  if (checkpoint.facts.weights_bytes == 0) return out;
+  // Weights that hold no tensors are not planned: the model runs on one core (or the cores
+  // asked for), and its run says what is wrong with it.
+  if (checkpoint.facts.weights_bytes == 0) {
+    if (plan_override) out.cores = plan_override->cores;
+    return out;
+  }
   CANRUN_ASSIGN_OR_RETURN(
       plan::StackPlan stack_plan,
       plan::plan_on_stack(checkpoint.facts, python, library_version, profile.topology));
+  // Cores asked for without a parallelism: the one the stack offers at that many.
+  if (plan_override) {
+    stack_plan.shards = plan::plan_at_degree(stack_plan.input, stack_plan.support, profile.topology,
+                                             plan_override->cores);
+  }
   const plan::PlannedShards& shards = stack_plan.shards;
   if (shards.placed) {
     out.cores = shards.cores;
@@ -127,7 +135,7 @@ Result<TrialPlan> plan_trial(const Checkpoint& checkpoint, std::string_view task
     out.why = shards.why;
   }
   out.stack_plan = std::move(stack_plan);
-  CANRUN_RETURN_IF_ERROR(fit_one_core_recipe(task, false, out));
+  CANRUN_RETURN_IF_ERROR(fit_one_core_recipe(task, plan_override.has_value(), out));
   return out;
 }
 
@@ -275,7 +283,8 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                     ref_run.report->embeddings,
                                     ref_run.report->queries,
                                     {},
-                                    {}};
+                                    {},
+                                    ref_run.report->margins};
   for (auto [name, field, what] :
        {std::tuple{&run::RunReport::outputs_file, &verify::Reference::outputs_file, "outputs"},
         std::tuple{&run::RunReport::image_file, &verify::Reference::image_file, "image"}}) {
@@ -388,7 +397,7 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   }
   outcome.reference_reused = found->reused;
   const int cores = trial.plan.cores;
-  if (found->failure && cores > 1) {
+  if (found->failure && cores > 1 && !trial.request.agreement_decides) {
     log::warning(
         "the CPU reference of {} failed ({}), so match_tokens and agreement are not "
         "known: {}",
@@ -404,13 +413,18 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   if (cores > 1) {
     run::RunReport measured = report;
     if (!row.agreement) measured.agreement.reset();
-    CANRUN_ASSIGN_OR_RETURN(const judge::Judgement judgement,
-                            judge_text(trial, report.text, launcher));
-    judge_sharded_run(measured, found->reference, judgement, row);
+    if (trial.request.agreement_decides) {
+      CANRUN_RETURN_IF_ERROR(
+          agree_sharded_run(measured, *found->reference, trial.profile.dtype, row));
+    } else {
+      CANRUN_ASSIGN_OR_RETURN(const judge::Judgement judgement,
+                              judge_text(trial, report.text, launcher));
+      judge_sharded_run(measured, found->reference, judgement, row);
+    }
   } else {
     switch (comparison_of(trial)) {
       case task::Comparison::kTokens:
-        compare_tokens_with_reference(report, *found->reference, row);
+        compare_tokens_with_reference(report, *found->reference, trial.profile.dtype, row);
         break;
       case task::Comparison::kEmbeddings:
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);

@@ -22,8 +22,9 @@
 //             (agreement recorded as information); sharded: the judge must find the text
 //             fluent and, where the reference exists, agreement must reach
 //             verify::kAgreementThreshold (below it: FAIL_MISMATCH; match_tokens recorded as
-//             information). A one-core run that worked but whose reference failed is
-//             REFERENCE_FAIL; a judge that cannot run is an error, not a verdict.
+//             information; with agreement_decides, the census's random weights, the agreement
+//             alone). A one-core run that worked but whose reference failed is REFERENCE_FAIL;
+//             a judge that cannot run is an error, not a verdict.
 //
 // Reference is host work of its own (reference_for), run and classify are the device stage
 // (run_on_device: it needs the cores), verify is the host stage (verify_on_host: host CPUs and
@@ -61,7 +62,9 @@ namespace canrun::trial {
 //! --cores/--parallelism: the placement typed by hand, instead of planning.
 struct PlanOverride {
   int cores = 1;
-  Parallelism parallelism = Parallelism::kNone;
+  //! None: the parallelism the stack offers at `cores` (plan::plan_at_degree), or the
+  //! exclusion no_parallel_plan when it offers none.
+  std::optional<Parallelism> parallelism;
 };
 
 //! What to try, as canrun test, plan and render take it.
@@ -81,6 +84,10 @@ struct TrialRequest {
   double reserve_gib = -1;         //!< >= 0: instead of the profile's
   std::optional<PlanOverride> plan_override;
   std::string judge_model = std::string(judge::kDefaultJudgeModel);  //!< for sharded runs
+  //! Sharded text generation of random weights (the census), which writes no English: no
+  //! judge; the teacher-forced agreement with the CPU reference decides (REFERENCE_FAIL
+  //! without one).
+  bool agreement_decides = false;
   //! The curated exclusions (catalog/exclusions.toml) prepare_trial screens the model by, as a
   //! campaign screens its own; empty: none.
   std::filesystem::path exclusions_file;
@@ -219,6 +226,12 @@ struct ExcludedModel {
 //! the result EXCLUDED with its reason; nothing runs.
 dataset::VerdictRow excluded_row(const ExcludedModel& model, const backend::BackendProfile& profile,
                                  const stack::Stack& stack);
+
+//! The row's model_type (the checkpoint's, else the plan's), and what the stack's transformers
+//! claims for it (claims_fullgraph, claims_tp_plan, claims_ep_plan) when the plan asked the
+//! stack about that type.
+void record_model_type(std::optional<std::string> model_type,
+                       const std::optional<plan::StackPlan>& stack_plan, dataset::VerdictRow& row);
 
 //! Reference, run, classify and verify a prepared trial on its placement. A verdict, or an
 //! error when it could not be run or verified (a stack without the compiler, files not on this

@@ -39,10 +39,13 @@ void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_vi
 void fail_for_reference(const run::Classification& failure,
                         const std::filesystem::path& reference_run_dir, dataset::VerdictRow& row);
 
-//! One core, text generation: PASS when every token equals the reference's, else FAIL_MISMATCH
-//! naming the first differing token. Sets match_tokens either way.
+//! One core, text generation: PASS when every token equals the reference's. When the first
+//! differing token is one where the reference's two best logits were nearly tied (its margins,
+//! verify::logits_tie_tolerance of `dtype`), near_tie is set and the teacher-forced agreement
+//! decides: PASS at verify::kAgreementThreshold or above. Else FAIL_MISMATCH naming the first
+//! differing token. Sets match_tokens either way.
 void compare_tokens_with_reference(const run::RunReport& report, const verify::Reference& reference,
-                                   dataset::VerdictRow& row);
+                                   std::string_view dtype, dataset::VerdictRow& row);
 
 //! One core, an encoder task: the logits in the run's outputs file against the reference's
 //! (verify/logits.h), rows named by `spec.logits_row`. Sets output_text to a summary.
@@ -65,6 +68,20 @@ Status compare_image_with_reference(const std::filesystem::path& run_dir,
 void compare_embeddings_with_reference(const run::RunReport& report,
                                        const verify::Reference& reference, const std::string& dtype,
                                        dataset::VerdictRow& row);
+
+//! The margin of the reference's two best logits at `at`, the first token where a run of
+//! `run_tokens` tokens parts from it, when that margin is a near-tie for `dtype`
+//! (verify::logits_tie_tolerance); none otherwise, or where the reference kept no margins.
+std::optional<double> near_tie_at(const verify::Reference& reference, std::size_t at,
+                                  std::size_t run_tokens, std::string_view dtype);
+
+//! Sharded, text generation of random weights (TrialRequest::agreement_decides): the
+//! teacher-forced agreement alone decides, PASS at verify::kAgreementThreshold or above, else
+//! FAIL_MISMATCH; match_tokens is information, and near_tie is set when the free-running tokens
+//! part from the reference's at a near-tie of its logits (the error says so on a FAIL). kCorrupt
+//! when the run measured no agreement.
+Status agree_sharded_run(const run::RunReport& report, const verify::Reference& reference,
+                         std::string_view dtype, dataset::VerdictRow& row);
 
 //! Sharded, text generation: the judge's judgement of the text and, where the run measured its
 //! teacher-forced agreement (`report.agreement`) against `reference`, the agreement too: below

@@ -3,6 +3,7 @@
 #include "trial/verdict_rules.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +21,7 @@ namespace canrun::trial {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -137,7 +139,8 @@ TEST(TokensVerdictTest, EqualTokensPass) {
   run::RunReport report;
   report.tokens = {10, 11, 12, 13};
   dataset::VerdictRow row;
-  compare_tokens_with_reference(report, {{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}}, row);
+  compare_tokens_with_reference(report, {{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}, {}}, "float32",
+                                row);
   EXPECT_EQ(row.result, VerdictResult::kPass);
   EXPECT_EQ(row.verification, "reference");
   EXPECT_EQ(row.match_tokens, 4);
@@ -150,7 +153,8 @@ TEST(TokensVerdictTest, DifferentTokenIsMismatchNamingTheFirstOne) {
   report.tokens = {10, 11, 99, 13};
   report.text = "a b x d";
   dataset::VerdictRow row;
-  compare_tokens_with_reference(report, {{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}}, row);
+  compare_tokens_with_reference(report, {{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}, {}}, "float32",
+                                row);
   EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
   EXPECT_EQ(row.verification, "reference");
   EXPECT_EQ(row.match_tokens, 2);
@@ -160,11 +164,11 @@ TEST(TokensVerdictTest, DifferentTokenIsMismatchNamingTheFirstOne) {
 }
 
 TEST(TokensVerdictTest, FewerOrMoreTokensAreMismatch) {
-  const verify::Reference reference{{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}};
+  const verify::Reference reference{{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}, {}};
   run::RunReport shorter;
   shorter.tokens = {10, 11};
   dataset::VerdictRow row;
-  compare_tokens_with_reference(shorter, reference, row);
+  compare_tokens_with_reference(shorter, reference, "float32", row);
   EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
   EXPECT_EQ(row.match_tokens, 2);
   EXPECT_EQ(row.error,
@@ -172,11 +176,91 @@ TEST(TokensVerdictTest, FewerOrMoreTokensAreMismatch) {
   // Every reference token matched and more followed: the message counts past the reference.
   run::RunReport longer;
   longer.tokens = {10, 11, 12, 13, 14};
-  compare_tokens_with_reference(longer, reference, row);
+  compare_tokens_with_reference(longer, reference, "float32", row);
   EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
   EXPECT_EQ(row.match_tokens, 4);
   EXPECT_EQ(row.error,
             "token 5 of 4 differs from the CPU reference\nreference: a b c d\ngot:       ");
+}
+
+TEST(TokensVerdictTest, ATokenThatPartsAtANearTieIsToldFromAWrongOne) {
+  // The reference's best two logits at position 3 were 3e-5 of its largest apart (a near-tie in
+  // float32); elsewhere they were far apart.
+  const verify::Reference reference{{10, 11, 12, 13},     "a b c d", {}, 0, {}, {},
+                                    {0.2, 0.1, 3e-5, 0.3}};
+  run::RunReport report;
+  report.tokens = {10, 11, 99, 98};
+  report.text = "a b x y";
+  report.agreement = 1.0;  // fed the reference's tokens, it predicts each one
+  dataset::VerdictRow row;
+  compare_tokens_with_reference(report, reference, "float32", row);
+  EXPECT_EQ(row.result, VerdictResult::kPass);
+  EXPECT_EQ(row.near_tie, true);
+  EXPECT_EQ(row.match_tokens, 2);
+  EXPECT_EQ(row.error, std::nullopt);
+
+  // A near-tie, but the agreement says the model predicts other tokens too.
+  report.agreement = 0.5;
+  row = {};
+  compare_tokens_with_reference(report, reference, "float32", row);
+  EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row.near_tie, true);
+  EXPECT_THAT(*row.error, HasSubstr("within 3e-05 of its largest (a near-tie), but the "
+                                    "teacher-forced agreement 0.500 is below 0.90"));
+
+  // Parting where the reference was sure is a mismatch whatever the agreement.
+  report.tokens = {10, 99, 12, 13};
+  report.agreement = 1.0;
+  row = {};
+  compare_tokens_with_reference(report, reference, "float32", row);
+  EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row.near_tie, std::nullopt);
+  // bfloat16 keeps 8 bits: 0.1 apart is not a tie there either, 0.03 is.
+  row = {};
+  compare_tokens_with_reference(report, reference, "bfloat16", row);
+  EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
+  const verify::Reference bf16{{10, 11, 12, 13}, "a b c d", {}, 0, {}, {}, {0.2, 0.03, 0.1, 0.1}};
+  row = {};
+  compare_tokens_with_reference(report, bf16, "bfloat16", row);
+  EXPECT_EQ(row.result, VerdictResult::kPass);
+  EXPECT_EQ(row.near_tie, true);
+}
+
+TEST(ShardedAgreementVerdictTest, TheAgreementDecidesAndANearTieIsSaid) {
+  const verify::Reference reference{{10, 11, 12, 13},     "a b c d", {}, 0, {}, {},
+                                    {0.2, 0.1, 3e-5, 0.3}};
+  run::RunReport report;
+  report.tokens = {10, 11, 99, 98};  // parts at token 3, a near-tie of the reference
+  report.text = "a b x y";
+  report.agreement = 0.95;
+  report.agreement_positions = 20;
+  dataset::VerdictRow row;
+  ASSERT_TRUE(agree_sharded_run(report, reference, "float32", row).ok());
+  EXPECT_EQ(row.result, VerdictResult::kPass);
+  EXPECT_EQ(row.verification, "agreement");
+  EXPECT_EQ(row.near_tie, true);
+  EXPECT_EQ(row.match_tokens, 2);
+
+  report.agreement = 0.5;
+  row = {};
+  ASSERT_TRUE(agree_sharded_run(report, reference, "float32", row).ok());
+  EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row.near_tie, true);
+  EXPECT_THAT(*row.error, HasSubstr("at 10 of 20 positions; the free-running tokens part from "
+                                    "the reference's at token 3, where its two best logits were "
+                                    "within 3e-05 of its largest (a near-tie)"));
+
+  // Parting where the reference was sure: no near-tie, the same failure.
+  report.tokens = {10, 99, 12, 13};
+  row = {};
+  ASSERT_TRUE(agree_sharded_run(report, reference, "float32", row).ok());
+  EXPECT_EQ(row.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row.near_tie, std::nullopt);
+  EXPECT_THAT(*row.error, HasSubstr("at 10 of 20 positions\nreference: a b c d"));
+
+  // Without a measured agreement there is nothing to decide by.
+  report.agreement.reset();
+  EXPECT_FALSE(agree_sharded_run(report, reference, "float32", row).ok());
 }
 
 // --- logits (one core, encoder tasks) --------------------------------------------------------
@@ -566,7 +650,8 @@ judge::Judgement judgement(bool fluent) {
   return {fluent ? 2.5 : -1.0, 1.0, fluent, "SmolLM2-135M-Instruct@abc", R"({"bias":-0.5})"};
 }
 
-const verify::Reference kShardedReference{{1, 2, 3, 4}, "The cat sat on the mat.", {}, 0, {}, {}};
+const verify::Reference kShardedReference{
+    {1, 2, 3, 4}, "The cat sat on the mat.", {}, 0, {}, {}, {}};
 
 run::RunReport sharded_report(std::optional<double> agreement) {
   run::RunReport report;

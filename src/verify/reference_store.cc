@@ -10,14 +10,19 @@
 namespace canrun::verify {
 namespace {
 
+//! A full commit sha: it names a tree of files, whichever repo id it is found under.
+bool is_commit(std::string_view revision) {
+  return revision.size() == 40 && revision.find_first_not_of("0123456789abcdef") == revision.npos;
+}
+
 nlohmann::json key_json(const ReferenceKey& key) {
-  return {{"model_id", key.model_id},
-          {"revision", key.revision},
-          {"task", key.task},
-          {"prompt", key.prompt},
-          {"new_tokens", key.new_tokens},
-          {"dtype", key.dtype},
-          {"library_version", key.library_version}};
+  nlohmann::json json = {{"revision", key.revision}, {"task", key.task},
+                         {"prompt", key.prompt},     {"new_tokens", key.new_tokens},
+                         {"dtype", key.dtype},       {"library_version", key.library_version}};
+  // A commit is the files themselves (the census's sharded id names the one-core id's snapshot):
+  // one reference for both. Anything else (a branch, a folder's) needs the model to name it.
+  if (!is_commit(key.revision)) json["model_id"] = key.model_id;
+  return json;
 }
 
 }  // namespace
@@ -40,6 +45,12 @@ std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
     reference.tokens.push_back(token.get<std::int64_t>());
   }
   reference.text = json.value("text", "");
+  if (const auto found = json.find("margins"); found != json.end() && found->is_array()) {
+    for (const auto& margin : *found) {
+      if (!margin.is_number()) return std::nullopt;
+      reference.margins.push_back(margin.get<double>());
+    }
+  }
   for (auto [name, field] : {std::pair{"outputs_file", &Reference::outputs_file},
                              std::pair{"image_file", &Reference::image_file}}) {
     if (const auto found = json.find(name); found != json.end() && found->is_string()) {
@@ -69,6 +80,7 @@ Status ReferenceStore::save(const ReferenceKey& key, const Reference& reference)
   if (error) return io_error(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
   nlohmann::json json = {
       {"key", key_json(key)}, {"tokens", reference.tokens}, {"text", reference.text}};
+  if (!reference.margins.empty()) json["margins"] = reference.margins;
   if (!reference.embeddings.empty()) {
     json["embeddings"] = reference.embeddings;
     json["queries"] = reference.queries;

@@ -1,8 +1,10 @@
 // The CPU reference store: the output of one eager CPU run (tokens, embeddings, or the files
 // of logits or an image run.py wrote, copied beside the JSON), kept once
 // per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later
-// test of that model. One JSON file per key under DIR, written atomically; a file is only used when
-// the key it holds equals the one asked for.
+// test of that model. A revision that is a full commit sha names the files whatever the repo id
+// (git's commit hashes cover the tree), so it is keyed without the model: a snapshot under two
+// ids (the census's one-core and sharded ids) has one reference. One JSON file per key under DIR,
+// written atomically; a file is only used when the key it holds equals the one asked for.
 //
 // Thread and process safety: concurrent readers and writers are fine (atomic replace); two
 // writers of one key both write the same content.
@@ -40,6 +42,9 @@ struct Reference {
   //! Logits and image tasks: run.py's outputs.safetensors and image.png. Given to save() as
   //! the run's files, which it copies into the store; find() gives the store's copies.
   std::filesystem::path outputs_file, image_file;
+  //! Text generation: each position's gap between its two best logits (run::RunReport's
+  //! margins); empty in references stored before canrun measured it.
+  std::vector<double> margins;
 };
 
 class ReferenceStore {

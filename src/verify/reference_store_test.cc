@@ -18,11 +18,12 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
       "org/m", "c1b7e3d4a5f60718293a4b5c6d7e8f9012345678", "text-generation", "Hi", 32, "float32",
       "5.18.0"};
   EXPECT_FALSE(store.find(key).has_value());
-  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c", {}, 0, {}, {}}).ok());
+  ASSERT_TRUE(store.save(key, {{1, 2, 3}, "a b c", {}, 0, {}, {}, {0.25, 3e-5, 0.5}}).ok());
   const auto found = store.find(key);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->tokens, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(found->text, "a b c");
+  EXPECT_EQ(found->margins, (std::vector<double>{0.25, 3e-5, 0.5}));
   for (auto changed :
        {ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 16, key.dtype,
                      key.library_version},
@@ -33,6 +34,20 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
                      key.library_version}}) {
     EXPECT_FALSE(store.find(changed).has_value());
   }
+  // A commit names the files: the same snapshot under another id has the same reference; a
+  // branch name does not.
+  EXPECT_TRUE(store
+                  .find(ReferenceKey{"org/m-second-id", key.revision, key.task, key.prompt, 32,
+                                     key.dtype, key.library_version})
+                  .has_value());
+  const ReferenceKey on_main{"org/m", "main",    key.task,           key.prompt,
+                             32,      key.dtype, key.library_version};
+  ASSERT_TRUE(store.save(on_main, {{4, 5}, "d e", {}, 0, {}, {}, {}}).ok());
+  EXPECT_TRUE(store.find(on_main).has_value());
+  EXPECT_FALSE(store
+                   .find(ReferenceKey{"org/other", "main", key.task, key.prompt, 32, key.dtype,
+                                      key.library_version})
+                   .has_value());
   std::ofstream(store.path_of(key)) << "{ broken";
   EXPECT_FALSE(store.find(key).has_value());
   std::filesystem::remove_all(dir);

@@ -19,6 +19,9 @@ inline constexpr std::string_view kVerificationJudgeAndAgreement = "judge+agreem
 //! Sharded, without a teacher-forced agreement (the CPU reference failed, or the run did not
 //! measure it): the judge alone decided.
 inline constexpr std::string_view kVerificationJudge = "judge";
+//! Sharded, random weights (the census): no English to judge, so the teacher-forced agreement
+//! with the CPU reference alone decided.
+inline constexpr std::string_view kVerificationAgreement = "agreement";
 
 //! A `verification` value and the evidence behind it, for the card.
 struct VerificationInfo {
@@ -26,7 +29,7 @@ struct VerificationInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<VerificationInfo, 3> kVerifications = {{
+inline constexpr std::array<VerificationInfo, 4> kVerifications = {{
     {kVerificationReference,
      "One core: the output equals the CPU reference's. Text generation: every generated token "
      "(`match_tokens` = `new_tokens`; `agreement` recorded beside it as information). Sentence "
@@ -49,6 +52,11 @@ inline constexpr std::array<VerificationInfo, 3> kVerifications = {{
     {kVerificationJudge,
      "Sharded, without a teacher-forced agreement (the CPU reference could not be computed): "
      "the judge model alone decided."},
+    {kVerificationAgreement,
+     "Sharded, random weights (the census's tiny checkpoints, which write no English): no "
+     "judge; PASS needs a teacher-forced `agreement` with the CPU reference of at least the "
+     "threshold given below, else FAIL_MISMATCH. A CPU reference that failed is "
+     "REFERENCE_FAIL. `match_tokens` is information."},
 }};
 
 //! The least teacher-forced agreement a sharded run needs to PASS (with a fluent text).

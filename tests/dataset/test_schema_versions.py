@@ -78,19 +78,19 @@ def test_a_version1_file_is_read_and_an_upsert_rewrites_it_in_the_current_versio
 
     validated = canrun("dataset", "validate", tmp_path)
     assert validated.returncode == 0, validated.stdout
-    assert (f"data/{NEW_STEM}.parquet: schema version 1 (inferred from its columns), older than 7; "
+    assert (f"data/{NEW_STEM}.parquet: schema version 1 (inferred from its columns), older than 8; "
             "`canrun dataset migrate` upgrades it") in validated.stdout
     assert "schema version 1 in 1 file" in validated.stdout
     as_json = json.loads(canrun("dataset", "validate", tmp_path, "--json").stdout)
-    assert as_json["schema_version"] == 7
+    assert as_json["schema_version"] == 8
     assert as_json["versions"] == [
         {"file": f"data/{NEW_STEM}.parquet", "schema_version": 1, "recorded": False}]
 
     write_rows(tmp_path, [judged("org/new", **NEW)])
 
-    assert pq.read_schema(path).metadata[KEY] == b"7"
+    assert pq.read_schema(path).metadata[KEY] == b"8"
     df = pd.read_parquet(path)
-    assert len(df.columns) == 45
+    assert len(df.columns) == 50
     assert list(df.columns)[29:32] == ["judge_score", "judge_threshold", "judge_model"]
     by_id = df.set_index("model_id")
     assert by_id.loc["org/old-a", "judge_score"] == -1.5  # a version-1 column is kept
@@ -98,16 +98,16 @@ def test_a_version1_file_is_read_and_an_upsert_rewrites_it_in_the_current_versio
         assert pd.isna(by_id.loc[old, "judge_threshold"]) and pd.isna(by_id.loc[old, "judge_model"])
     assert by_id.loc["org/new", "judge_threshold"] == -5.068
     assert by_id.loc["org/new", "judge_model"] == "HuggingFaceTB/SmolLM2-135M-Instruct@24aa9a1"
-    assert "schema version 7 (current) in 1 file" in canrun("dataset", "validate", tmp_path).stdout
+    assert "schema version 8 (current) in 1 file" in canrun("dataset", "validate", tmp_path).stdout
 
 
 def test_an_upsert_upgrades_the_older_files_of_its_folder(tmp_path, write_rows):
     old = tmp_path / "data" / f"{OLD_STEM}.parquet"
     write_version1_file(old, [verdict_row("org/old", "PASS", **OLD)])
     write_rows(tmp_path, [judged("org/new", **NEW)])  # another stack's file
-    assert pq.read_schema(old).metadata[KEY] == b"7"
+    assert pq.read_schema(old).metadata[KEY] == b"8"
     df = pd.read_parquet(tmp_path / "data")
-    assert len(df.columns) == 45 and sorted(df.model_id) == ["org/new", "org/old"]
+    assert len(df.columns) == 50 and sorted(df.model_id) == ["org/new", "org/old"]
 
 
 def test_migrate_makes_a_folder_of_mixed_versions_read_as_one_table(canrun, tmp_path, write_rows):
@@ -119,25 +119,25 @@ def test_migrate_makes_a_folder_of_mixed_versions_read_as_one_table(canrun, tmp_
     migrated = canrun("dataset", "migrate", tmp_path)
     assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     assert migrated.stdout.splitlines() == [
-        f"data/{OLD_STEM}.parquet: schema version 1 (inferred from its columns) → 7: rewritten",
-        f"data/{NEW_STEM}.parquet: schema version 7: already current",
-        "2 files: 1 upgraded, 1 already at version 7, 0 left untouched",
+        f"data/{OLD_STEM}.parquet: schema version 1 (inferred from its columns) → 8: rewritten",
+        f"data/{NEW_STEM}.parquet: schema version 8: already current",
+        "2 files: 1 upgraded, 1 already at version 8, 0 left untouched",
     ]
     df = pd.read_parquet(tmp_path / "data")
-    assert len(df.columns) == 45 and len(df) == 3
+    assert len(df.columns) == 50 and len(df) == 3
     by_id = df.set_index("model_id")
     assert by_id.loc["org/old-b", "result"] == "CRASH"
     assert pd.isna(by_id.loc["org/old-a", "judge_model"])
     assert by_id.loc["org/new", "judge_threshold"] == -5.068
     for path in (tmp_path / "data").glob("*.parquet"):
-        assert pq.read_schema(path).metadata[KEY] == b"7", path
+        assert pq.read_schema(path).metadata[KEY] == b"8", path
 
     again = canrun("dataset", "migrate", tmp_path, "--json")
     assert again.returncode == 0
     report = json.loads(again.stdout)
     assert (report["upgraded"], report["current"], report["problems"]) == (0, 2, 0)
     assert [(f["file"], f["from_version"], f["rewritten"]) for f in report["files"]] == [
-        (f"data/{OLD_STEM}.parquet", 7, False), (f"data/{NEW_STEM}.parquet", 7, False)]
+        (f"data/{OLD_STEM}.parquet", 8, False), (f"data/{NEW_STEM}.parquet", 8, False)]
 
 
 def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_rows,
@@ -147,7 +147,7 @@ def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_r
     table = pq.read_table(path)
     pq.write_table(table.replace_schema_metadata({KEY: b"99"}), path)
     before = path.read_bytes()
-    message = "written by a newer canrun: schema version 99, this canrun reads up to 7"
+    message = "written by a newer canrun: schema version 99, this canrun reads up to 8"
 
     validated = canrun("dataset", "validate", tmp_path)
     assert validated.returncode == 1
@@ -164,7 +164,7 @@ def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_r
     migrated = canrun("dataset", "migrate", tmp_path)
     assert migrated.returncode == 1
     assert f"data/{NEW_STEM}.parquet: left untouched: {message}" in migrated.stdout
-    assert "1 file: 0 upgraded, 0 already at version 7, 1 left untouched" in migrated.stdout
+    assert "1 file: 0 upgraded, 0 already at version 8, 1 left untouched" in migrated.stdout
     assert path.read_bytes() == before
 
 
