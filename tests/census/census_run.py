@@ -7,10 +7,11 @@
 - llama: made unbuildable by an override (an activation nobody has);
 - bart: an encoder-decoder, of another task.
 
-qwen2's and phimoe's configs and the census tokenizer equal the test fixtures' tiny-qwen2 and
-tiny-phimoe (and their tokenizer): their graphs, one core and sharded, are the ones the demo
-and the run tests compile into the suite's compile cache (CANRUN_COMPILE_CACHE), so whichever
-runs first compiles them for the others."""
+phimoe's config and the census tokenizer equal the test fixture tiny-phimoe's (and its
+tokenizer): its graphs on one core (the demo's) and by expert parallel over 2 cores
+(run_sharded_test's) are compiled once into the suite's compile cache (CANRUN_COMPILE_CACHE),
+by whichever runs first (ctest runs this after run_sharded_test). qwen2's config equals
+tiny-qwen2's, which the suite runs only through its fault backends: the census compiles it."""
 import json
 import os
 import subprocess
