@@ -163,7 +163,20 @@ def emit(result):
     global stage
     if stage != "reported":
         stage = "reported"
-        print("CANRUN_RESULT " + json.dumps({**result, "versions": versions()}), flush=True)
+        line = json.dumps(finite_or_null({**result, "versions": versions()}), allow_nan=False)
+        print("CANRUN_RESULT " + line, flush=True)
+
+
+def finite_or_null(value):
+    """The result line is JSON, which has no NaN or infinity: such a float (what a broken backend
+    computes) is written null, and canrun reads a null among numbers as not finite."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_null(item) for item in value]
+    return value
 
 
 def failure(error):

@@ -1,6 +1,7 @@
 import importlib
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import resource

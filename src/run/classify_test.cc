@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cmath>
+
 namespace canrun::run {
 namespace {
 
@@ -68,6 +70,18 @@ TEST(ResultLineTest, ReadsTheTeacherForcedPass) {
   // A share outside [0, 1] is not one.
   EXPECT_EQ((*parse_result_line("CANRUN_RESULT {\"ok\": true, \"agreement\": 1.5}\n"))->agreement,
             std::nullopt);
+}
+
+TEST(ResultLineTest, NullAmongEmbeddingsIsAValueThatWasNotFinite) {
+  // run.py writes NaN and infinities as null (JSON has neither); the comparison then names them.
+  auto report =
+      parse_result_line("CANRUN_RESULT {\"ok\": true, \"embeddings\": [[0.5, null], [1, 2]]}\n");
+  ASSERT_TRUE(report.ok() && report->has_value());
+  ASSERT_EQ((*report)->embeddings.size(), 2u);
+  EXPECT_EQ((*report)->embeddings[0][0], 0.5);
+  EXPECT_TRUE(std::isnan((*report)->embeddings[0][1]));
+  EXPECT_FALSE(
+      parse_result_line("CANRUN_RESULT {\"ok\": true, \"embeddings\": [[\"NaN\"]]}\n").ok());
 }
 
 TEST(ClassifyTest, StagesAndOom) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace canrun::run {
@@ -13,7 +14,8 @@ std::optional<double> number(const nlohmann::json& object, const char* key) {
   return found->get<double>();
 }
 
-//! A list of lists of numbers under `key` (absent: empty); anything else is corrupt.
+//! A list of lists of numbers under `key` (absent: empty), where null is a value that was not
+//! finite (run.py writes NaN and infinities so: JSON has neither); anything else is corrupt.
 Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, const char* key) {
   std::vector<std::vector<double>> rows;
   const auto found = object.find(key);
@@ -23,6 +25,10 @@ Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, co
     if (!row.is_array()) return corrupt(fmt::format("the result line's {} are not lists", key));
     std::vector<double>& values = rows.emplace_back();
     for (const auto& value : row) {
+      if (value.is_null()) {
+        values.push_back(std::numeric_limits<double>::quiet_NaN());
+        continue;
+      }
       if (!value.is_number())
         return corrupt(fmt::format("the result line's {} are not numbers", key));
       values.push_back(value.get<double>());

@@ -56,11 +56,12 @@ EmbeddingComparison compare_embeddings(const Embeddings& got, const Embeddings& 
                                     at + 1, got[at].size(), reference[at].size());
       return out;
     }
-    for (const double value : got[at]) {
-      if (!std::isfinite(value)) {
-        out.shape_error = fmt::format("sentence {}'s embedding holds {}", at + 1, value);
-        return out;
-      }
+    if (const auto not_finite = std::count_if(got[at].begin(), got[at].end(),
+                                              [](double value) { return !std::isfinite(value); })) {
+      out.shape_error =
+          fmt::format("sentence {}'s embedding holds NaN or infinite values ({} of {})", at + 1,
+                      not_finite, got[at].size());
+      return out;
     }
   }
   out.min_cosine = 2;

@@ -38,6 +38,12 @@ LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
     out.shape_error = "no logits";
     return out;
   }
+  if (const auto not_finite = std::count_if(got.values.begin(), got.values.end(),
+                                            [](double value) { return !std::isfinite(value); })) {
+    out.shape_error =
+        fmt::format("they hold NaN or infinite values ({} of {})", not_finite, got.values.size());
+    return out;
+  }
   const double tie = logits_tie_tolerance(dtype);
   out.rows = reference.values.size() / width;
   for (std::size_t row = 0; row < out.rows; ++row) {

@@ -117,7 +117,12 @@ TEST(LogitsTest, ANearTieMayFlipButNotBeyondTheDtypesTolerance) {
 TEST(LogitsTest, NaNAndShapesAreMismatches) {
   const Tensor reference = matrix({{1.0, 2.0}});
   const LogitsComparison nan = compare_logits(matrix({{NAN, 2.0}}), reference, "float32");
-  EXPECT_TRUE(std::isinf(nan.max_relative_error));
+  EXPECT_EQ(nan.shape_error, "they hold NaN or infinite values (1 of 2)");
+  const LogitsComparison inf = compare_logits(matrix({{1.0, -INFINITY}}), reference, "float32");
+  EXPECT_EQ(inf.shape_error, "they hold NaN or infinite values (1 of 2)");
+  // The reference's NaN: as far from it as can be.
+  const LogitsComparison nan_reference = compare_logits(reference, matrix({{NAN, 2.0}}), "float32");
+  EXPECT_TRUE(std::isinf(nan_reference.max_relative_error));
   const LogitsComparison shape = compare_logits(matrix({{1.0, 2.0, 3.0}}), reference, "float32");
   EXPECT_EQ(shape.shape_error, "logits of shape [1, 3], the reference's [1, 2]");
 }

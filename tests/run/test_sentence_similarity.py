@@ -24,6 +24,17 @@ def test_a_backend_that_corrupts_the_embeddings_fails_by_the_comparison(canrun_t
     assert row["error_signature"] == "FAIL_MISMATCH | embeddings differ from the CPU reference"
 
 
+def test_a_backend_that_computes_nan_fails_by_the_comparison_not_a_crash(canrun_test, tmp_path):
+    # The poisoning backend's hidden states are NaN: run.py's result line stays JSON (NaN is
+    # written null) and the comparison names what the run computed.
+    code, row, err = canrun_test(MODEL, *TASK, "--backend",
+                                 fault_profile(tmp_path, "poisoning", {"CANRUN_FAULT_GOOD_CALLS": "0"}))
+    assert code == 1, err
+    assert row["result"] == "FAIL_MISMATCH", row["error"]
+    assert row["error"] == ("the embeddings encoded in batches do not match the CPU reference's: "
+                            "sentence 1's embedding holds NaN or infinite values (384 of 384)")
+
+
 def test_the_rendered_run_py_runs_alone(canrun_bin, hf_home, tmp_path):
     answer = run_rendered_alone(canrun_bin, hf_home, tmp_path, MODEL, "sentence-similarity", "reference")
     assert answer["ok"] and answer["queries"] == 3 and answer["throughput_unit"] == "sentences/s"

@@ -40,6 +40,25 @@ def perturbing(gm, example_inputs):
     return run
 
 
+def poisoning(gm, example_inputs):
+    """Compiles fine, but after CANRUN_FAULT_GOOD_CALLS calls its floating outputs of the
+    dimensions CANRUN_FAULT_DIMS lists (as perturbing's) are NaN, or CANRUN_FAULT_VALUE ("inf",
+    "-inf"): what a broken kernel returns. FAIL_MISMATCH, naming the values, for every task."""
+    good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "0"))
+    dims = {int(d) for d in os.environ.get("CANRUN_FAULT_DIMS", "3").split(",")}
+    value = float(os.environ.get("CANRUN_FAULT_VALUE", "nan"))
+
+    def run(*args):
+        outputs = gm(*args)
+        _calls[0] += 1
+        if _calls[0] <= good:
+            return outputs
+        poison = lambda t: torch.full_like(t, value) if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims else t
+        return type(outputs)(poison(t) for t in outputs) if isinstance(outputs, (tuple, list)) else poison(outputs)
+
+    return run
+
+
 def sleeping(gm, example_inputs):
     """Never finishes compiling: TIMEOUT."""
     time.sleep(3600)
