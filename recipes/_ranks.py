@@ -27,7 +27,6 @@ def start_ranks():
     makes sure a rank never outlives rank 0."""
     global RANKS
     if "RANK" not in os.environ:
-        same_hashes()
         RANKS = Ranks()
         return
     parent = int(os.environ.get("CANRUN_PARENT", "0"))
@@ -39,16 +38,6 @@ def start_ranks():
                 time.sleep(0.5)
             os._exit(1)
         threading.Thread(target=orphaned, daemon=True).start()
-
-
-def same_hashes():
-    """Runs rank 0 again (the same process, before torch is loaded) with a fixed PYTHONHASHSEED,
-    which the other ranks inherit. A sharded graph holds its DeviceMesh, whose hash Python
-    salts per process for its strings; the compiler's cache key pickles that hash, so without
-    a fixed seed no sharded graph would ever be found in the compile cache."""
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]],
-                  {**os.environ, "PYTHONHASHSEED": "0"})
 
 
 class Ranks:

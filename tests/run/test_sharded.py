@@ -61,19 +61,6 @@ def test_moe_without_tp_plan_runs_expert_parallel(canrun, canrun_test):
     # Random weights: the text is not English, and the judge says so.
     assert row["result"] == "FAIL_JUDGE" and code == 1
     assert row["judge_score"] < row["judge_threshold"]
-    # Again: every rank finds each graph it compiles in the compiler's cache (run.py fixes
-    # Python's hash seed; a sharded graph's cache key holds a hash that is salted otherwise).
-    code, again, err = canrun_test("canrun-fixtures/tiny-phimoe", *memory)
-    assert again is not None, err
-    cache = compile_cache_of(again)
-    assert cache["misses"] == 0 and cache["hits"] > 0, cache
-
-
-def compile_cache_of(row):
-    """The compiler's cache counts of a run (run.py's result line, in its run folder)."""
-    lines = (Path(row["run_dir"]) / "stdout.txt").read_text().splitlines()
-    result = next(line for line in lines if line.startswith("CANRUN_RESULT "))
-    return json.loads(result[len("CANRUN_RESULT "):])["compile_cache"]
 
 
 def test_random_dense_model_sharded_fails_the_judge(canrun, canrun_test, tmp_path):
