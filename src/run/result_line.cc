@@ -14,8 +14,22 @@ std::optional<double> number(const nlohmann::json& object, const char* key) {
   return found->get<double>();
 }
 
-//! A list of lists of numbers under `key` (absent: empty), where null is a value that was not
-//! finite (run.py writes NaN and infinities so: JSON has neither); anything else is corrupt.
+//! The numbers of a JSON list into `values`, where null is a value that was not finite (run.py
+//! writes NaN and infinities so: JSON has neither); anything else is corrupt.
+Status numbers(const nlohmann::json& list, const char* key, std::vector<double>& values) {
+  for (const auto& value : list) {
+    if (value.is_null()) {
+      values.push_back(std::numeric_limits<double>::quiet_NaN());
+    } else if (value.is_number()) {
+      values.push_back(value.get<double>());
+    } else {
+      return corrupt(fmt::format("the result line's {} are not numbers", key));
+    }
+  }
+  return ok_status();
+}
+
+//! A list of lists of numbers under `key` (absent: empty), as numbers() reads them.
 Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, const char* key) {
   std::vector<std::vector<double>> rows;
   const auto found = object.find(key);
@@ -23,16 +37,7 @@ Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, co
   if (!found->is_array()) return corrupt(fmt::format("the result line's {} is not a list", key));
   for (const auto& row : *found) {
     if (!row.is_array()) return corrupt(fmt::format("the result line's {} are not lists", key));
-    std::vector<double>& values = rows.emplace_back();
-    for (const auto& value : row) {
-      if (value.is_null()) {
-        values.push_back(std::numeric_limits<double>::quiet_NaN());
-        continue;
-      }
-      if (!value.is_number())
-        return corrupt(fmt::format("the result line's {} are not numbers", key));
-      values.push_back(value.get<double>());
-    }
+    CANRUN_RETURN_IF_ERROR(numbers(row, key, rows.emplace_back()));
   }
   return rows;
 }
@@ -98,10 +103,7 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     }
   }
   if (const auto found = json.find("margins"); found != json.end() && found->is_array()) {
-    for (const auto& margin : *found) {
-      if (!margin.is_number()) return corrupt("the result line's margins are not numbers");
-      report.margins.push_back(margin.get<double>());
-    }
+    CANRUN_RETURN_IF_ERROR(numbers(*found, "margins", report.margins));
   }
   CANRUN_ASSIGN_OR_RETURN(report.embeddings, matrix(json, "embeddings"));
   CANRUN_ASSIGN_OR_RETURN(report.embeddings_one_at_a_time,

@@ -21,42 +21,36 @@ def raising(gm, example_inputs):
     raise RuntimeError("canrun fault: this backend refuses to compile the graph")
 
 
-def perturbing(gm, example_inputs):
-    """Compiles fine, but after CANRUN_FAULT_GOOD_CALLS calls negates the logits, so greedy
-    decoding picks other tokens from then on: FAIL_MISMATCH with a known match_tokens. Which
-    outputs: floating tensors of the dimensions CANRUN_FAULT_DIMS lists ("3": a language
+def _changing_outputs(gm, change):
+    """Runs the graph as Dynamo captured it; after CANRUN_FAULT_GOOD_CALLS calls, applies
+    `change` to its floating outputs of the dimensions CANRUN_FAULT_DIMS lists ("3": a language
     model's logits and hidden states; "2" a classifier's logits, "4" a denoiser's sample)."""
     good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "0"))
     dims = {int(d) for d in os.environ.get("CANRUN_FAULT_DIMS", "3").split(",")}
+    chosen = lambda t: isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims
 
     def run(*args):
         outputs = gm(*args)
         _calls[0] += 1
         if _calls[0] <= good:
             return outputs
-        flip = lambda t: -t if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims else t
-        return type(outputs)(flip(t) for t in outputs) if isinstance(outputs, (tuple, list)) else flip(outputs)
+        one = lambda t: change(t) if chosen(t) else t
+        return type(outputs)(one(t) for t in outputs) if isinstance(outputs, (tuple, list)) else one(outputs)
 
     return run
+
+
+def perturbing(gm, example_inputs):
+    """Compiles fine, but negates the chosen outputs (_changing_outputs), so greedy decoding
+    picks other tokens from then on: FAIL_MISMATCH with a known match_tokens."""
+    return _changing_outputs(gm, lambda t: -t)
 
 
 def poisoning(gm, example_inputs):
-    """Compiles fine, but after CANRUN_FAULT_GOOD_CALLS calls its floating outputs of the
-    dimensions CANRUN_FAULT_DIMS lists (as perturbing's) are NaN, or CANRUN_FAULT_VALUE ("inf",
-    "-inf"): what a broken kernel returns. FAIL_MISMATCH, naming the values, for every task."""
-    good = int(os.environ.get("CANRUN_FAULT_GOOD_CALLS", "0"))
-    dims = {int(d) for d in os.environ.get("CANRUN_FAULT_DIMS", "3").split(",")}
+    """Compiles fine, but the chosen outputs (_changing_outputs) are NaN, or CANRUN_FAULT_VALUE
+    ("inf", "-inf"): what a broken kernel returns. FAIL_MISMATCH, naming the values."""
     value = float(os.environ.get("CANRUN_FAULT_VALUE", "nan"))
-
-    def run(*args):
-        outputs = gm(*args)
-        _calls[0] += 1
-        if _calls[0] <= good:
-            return outputs
-        poison = lambda t: torch.full_like(t, value) if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims else t
-        return type(outputs)(poison(t) for t in outputs) if isinstance(outputs, (tuple, list)) else poison(outputs)
-
-    return run
+    return _changing_outputs(gm, lambda t: torch.full_like(t, value))
 
 
 def sleeping(gm, example_inputs):
