@@ -62,25 +62,22 @@ Result<TypeEntry> parse_entry(const json& object, std::size_t index) {
   return entry;
 }
 
-//! A poller that logs the generator's progress from its manifest, every `every`.
+//! A poller that logs the generator's progress from its manifest, every `every`, until destroyed.
 class BuildProgress {
  public:
   BuildProgress(fs::path manifest, std::chrono::seconds every)
-      : manifest_(std::move(manifest)), every_(every), thread_([this] { loop(); }) {}
-  ~BuildProgress() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
+      : manifest_(std::move(manifest)),
+        every_(every),
+        thread_([this](std::stop_token stop) { watch(stop); }) {}
 
  private:
-  void loop() {
+  void watch(std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
     std::size_t said = 0;
-    std::unique_lock lock(mutex_);
-    while (!wake_.wait_for(lock, every_, [this] { return done_; })) {
+    // Wakes when stopped (the build ended), else after `every_`.
+    while (!wake.wait_for(lock, stop, every_, [] { return false; }) && !stop.stop_requested()) {
       auto text = read_file(manifest_);
       if (!text.ok()) continue;
       const json manifest = json::parse(*text, nullptr, false);
@@ -95,10 +92,7 @@ class BuildProgress {
 
   fs::path manifest_;
   std::chrono::seconds every_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread thread_;
+  std::jthread thread_;  // last: stopped and joined first
 };
 
 std::string joined(const std::vector<std::string>& names) {
