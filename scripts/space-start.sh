@@ -6,6 +6,10 @@
 #   CANRUN_DATASET_REPO=OWNER/NAME  download that Hub dataset at start with the `hf` CLI (HF_TOKEN
 #                                 for a private one; CANRUN_DATASET_REVISION for a branch, tag or
 #                                 commit) into CANRUN_DATASET_DIR (default ~/dataset) and serve it
+#   CANRUN_CENSUS=DIR             also serve this census dataset (canrun census --out) beside it:
+#                                 the Architectures view and the census line of untested models;
+#                                 or CANRUN_CENSUS_REPO=OWNER/NAME, a Hub dataset downloaded at
+#                                 start into CANRUN_CENSUS_DIR (default ~/census)
 #   CANRUN_HOST                   address to listen on (default 0.0.0.0)
 #   PORT                          port to listen on (default 7860, the Space's app_port)
 #
@@ -25,6 +29,23 @@ else
   exit 1
 fi
 
+# download REPO DIR [REVISION]: a Hub dataset into DIR with the `hf` CLI.
+download() {
+  if ! command -v hf >/dev/null; then
+    say "a Hub dataset ($1) is asked for but the Hugging Face CLI \`hf\` is not on PATH: install the" \
+      "huggingface_hub Python package (pip install huggingface_hub, at the version requirements.lock pins)"
+    exit 1
+  fi
+  local revision=()
+  [[ -z "${3:-}" ]] || revision=(--revision "$3")
+  say "downloading the Hub dataset $1 into $2"
+  mkdir -p "$2"
+  if ! hf download --repo-type dataset "$1" "${revision[@]}" --local-dir "$2" >&2; then
+    say "could not download the Hub dataset $1 (a private one needs HF_TOKEN)"
+    exit 1
+  fi
+}
+
 if [[ -n "${CANRUN_DATA:-}" ]]; then
   data=$CANRUN_DATA
   if [[ ! -d "$data" ]]; then
@@ -32,24 +53,24 @@ if [[ -n "${CANRUN_DATA:-}" ]]; then
     exit 1
   fi
 elif [[ -n "${CANRUN_DATASET_REPO:-}" ]]; then
-  if ! command -v hf >/dev/null; then
-    say "CANRUN_DATASET_REPO is set but the Hugging Face CLI \`hf\` is not on PATH: install the" \
-      "huggingface_hub Python package (pip install huggingface_hub, at the version requirements.lock pins)"
-    exit 1
-  fi
   data=${CANRUN_DATASET_DIR:-$HOME/dataset}
-  revision=()
-  [[ -z "${CANRUN_DATASET_REVISION:-}" ]] || revision=(--revision "$CANRUN_DATASET_REVISION")
-  say "downloading the Hub dataset $CANRUN_DATASET_REPO into $data"
-  mkdir -p "$data"
-  if ! hf download --repo-type dataset "$CANRUN_DATASET_REPO" "${revision[@]}" --local-dir "$data" >&2; then
-    say "could not download the Hub dataset $CANRUN_DATASET_REPO (a private one needs HF_TOKEN)"
-    exit 1
-  fi
+  download "$CANRUN_DATASET_REPO" "$data" "${CANRUN_DATASET_REVISION:-}"
 else
   say "nothing to serve: set CANRUN_DATA to a dataset folder, or CANRUN_DATASET_REPO to a Hub" \
     "dataset (e.g. org/canrun-results) to download at start"
   exit 2
 fi
 
-exec "$canrun" serve --data "$data" --host "${CANRUN_HOST:-0.0.0.0}" --port "${PORT:-7860}" "$@"
+census=()
+if [[ -n "${CANRUN_CENSUS:-}" ]]; then
+  if [[ ! -d "$CANRUN_CENSUS/data" ]]; then
+    say "CANRUN_CENSUS=$CANRUN_CENSUS is not a census dataset folder (it should hold data/*.parquet)"
+    exit 1
+  fi
+  census=(--census "$CANRUN_CENSUS")
+elif [[ -n "${CANRUN_CENSUS_REPO:-}" ]]; then
+  download "$CANRUN_CENSUS_REPO" "${CANRUN_CENSUS_DIR:-$HOME/census}"
+  census=(--census "${CANRUN_CENSUS_DIR:-$HOME/census}")
+fi
+
+exec "$canrun" serve --data "$data" "${census[@]}" --host "${CANRUN_HOST:-0.0.0.0}" --port "${PORT:-7860}" "$@"

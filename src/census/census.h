@@ -34,15 +34,13 @@
 #include <vector>
 
 #include "campaign/local_campaign.h"
+#include "census/census_ids.h"
 #include "core/result.h"
 #include "process/process.h"
 #include "trial/trial.h"
 
 namespace canrun::census {
 
-//! The id organisations of the census's checkpoints: one core, and the sharded runs' second id.
-inline constexpr std::string_view kOrg = "canrun-census";
-inline constexpr std::string_view kShardedOrg = "canrun-census-sharded";
 //! The tasks the census builds checkpoints for (the generator's mappings).
 inline constexpr std::string_view kTasks[] = {"text-generation", "text-classification", "fill-mask",
                                               "token-classification"};

@@ -30,6 +30,7 @@ constexpr std::size_t kRankingsRefreshLimit = 100;  //!< models per task and sor
 
 struct ServeOptions {
   std::string data;
+  std::string census;
   std::string rankings;
   std::string catalog;
   std::string backends;
@@ -60,6 +61,11 @@ void raise_open_file_limit() {
 serve::SourcePaths source_paths(const ServeOptions& options) {
   serve::SourcePaths paths;
   paths.dataset = options.data;
+  if (!options.census.empty()) {
+    paths.census = options.census;
+    log::info("census: {} (the Architectures view; the census line of untested models)",
+              options.census);
+  }
   if (!options.catalog.empty()) {
     paths.catalog = options.catalog;
   } else if (auto shipped = shipped_dir("catalog")) {
@@ -104,9 +110,9 @@ int run_serve(const ServeOptions& options) {
   serve::SpaceSources sources(paths);
   auto index = sources.load();
   if (!index.ok()) return report(index.error());
-  log::info("index: {} stacks, {} rows, {} ranked models, loaded in {:.3f} s",
-            (*index)->stack_count(), (*index)->row_count(), (*index)->ranked_model_count(),
-            sources.last_load_seconds());
+  log::info("index: {} stacks, {} census stacks, {} rows, {} ranked models, loaded in {:.3f} s",
+            (*index)->stack_count(), (*index)->census_stack_count(), (*index)->row_count(),
+            (*index)->ranked_model_count(), sources.last_load_seconds());
 
   serve::StaticAssets assets;
   if (options.web.empty()) {
@@ -201,6 +207,10 @@ void register_serve_command(const CommandRegistry& registry) {
       registry.root->add_subcommand("serve", "Serve the Space: the JSON API and the page");
   serve->add_option("--data", options->data, "The dataset folder (holds data/*.parquet)")
       ->required();
+  serve->add_option("--census", options->census,
+                    "A census dataset (canrun census --out) served beside the dataset: the "
+                    "Architectures view, and on untested models the census verdict of their "
+                    "model type on the same stack");
   serve->add_option("--rankings", options->rankings,
                     "Folder of rankings snapshots <task>__<sort>.json (default: where canrun "
                     "hub rankings keeps them, $CANRUN_RANKINGS_DIR or the cache's rankings/)");

@@ -18,6 +18,8 @@ std::string_view route_name(Route route) {
       return "api_causes";
     case Route::kCompare:
       return "api_compare";
+    case Route::kArchitectures:
+      return "api_architectures";
     case Route::kHealth:
       return "healthz";
     case Route::kMetrics:

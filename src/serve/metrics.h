@@ -21,6 +21,7 @@ enum class Route {
   kModel,
   kCauses,
   kCompare,
+  kArchitectures,
   kHealth,
   kMetrics,
   kOther,

@@ -1,4 +1,5 @@
-// SpaceIndex: everything the Space answers from, in memory — every stack's verdicts, the Hub
+// SpaceIndex: everything the Space answers from, in memory — every stack's verdicts, the
+// architecture census served beside them (census/census.h: a verdict per model type), the Hub
 // rankings, the curated list and exclusions, the cache prefetch command of each backend, and
 // which logs and images the dataset keeps beside the rows (stack_verdicts.h). Built once from
 // its inputs and never changed; a reload builds a new one and swaps it in (SpaceService), so no
@@ -11,8 +12,13 @@
 //
 // Its methods are defined in files of one job each: space_index_build.cc (build),
 // space_index_lookup.cc (the stack, row and view entry a query names, exclusions, prefetch),
-// space_index_lists.cc (versions, models, causes, compare) and space_index_model.cc (one
-// model's page, its log and images).
+// space_index_lists.cc (versions, models, causes, compare), space_index_model.cc (one
+// model's page, its log and images) and space_index_census.cc (the Architectures view and the
+// census line of an untested model).
+//
+// The census's rows are never a model's verdict: they answer /api/architectures, the census
+// line of a model without a row on the stack (its type's verdict on the same stack), and the
+// pages of the census's own ids (canrun-census/<type>, canrun-census-sharded/<type>).
 //
 // Thread safety: immutable after build(); const methods may be called from many threads.
 #pragma once
@@ -58,6 +64,8 @@ struct CatalogFacts {
 
 struct IndexInputs {
   std::vector<std::shared_ptr<const StackVerdicts>> stacks;
+  //! The census dataset's stacks, if one is served.
+  std::vector<std::shared_ptr<const StackVerdicts>> census;
   std::vector<RankingSnapshot> rankings;
   CatalogFacts catalog;
   //! backend → prefetch command template with {compiler_version} (its profile's
@@ -72,6 +80,10 @@ struct IndexInputs {
 //! Selected, Trending, Downloads: curated or ranked lists joined with verdicts. Tested: every
 //! model with a row for the stack and task, so whatever was tested is findable.
 enum class View { kSelected, kTrending, kDownloads, kTested };
+
+//! The Architectures view's order: model type (A→Z), verdict on one core, verdict sharded (PASS
+//! first, then by failure kind, then not run), models of the type in the rankings (most first).
+enum class ArchitectureSort { kType, kOneCore, kSharded, kRanked };
 
 //! The Tested view's order: name (A→Z), verdict (PASS first, then by failure kind), cores,
 //! run time, peak memory (ascending), decode tokens/s (fastest first); unknown values last.
@@ -94,6 +106,14 @@ struct ModelsQuery {
 //! parameters at fault as its subjects (an HTTP 400), or kNotFound with reason::kNotFound (404).
 class SpaceIndex {
  public:
+  //! The stacks of the dataset, or of the census.
+  struct StackSet {
+    std::string_view what;  //!< "dataset" or "census", for messages
+    //! Newest first within a backend; backends by name.
+    std::vector<const StackVerdicts*> stacks;
+    std::vector<std::string> backends;  //!< the one with the most rows first
+  };
+
   static std::shared_ptr<const SpaceIndex> build(IndexInputs inputs);
 
   //! /api/versions: backends, their stacks newest first, the tasks, the defaults, and what the
@@ -108,7 +128,13 @@ class SpaceIndex {
   //! dataset::diff_json (the one regression rule), with both stacks described.
   Result<nlohmann::json> compare_json(const QueryParams& params) const;
   //! /api/model/<id>; `params` may hold backend / compiler_version / library_version / task.
+  //! A census id (canrun-census/..., canrun-census-sharded/...) is looked up in the census.
   Result<nlohmann::json> model_json(const ModelId& id, const QueryParams& params) const;
+  //! /api/architectures: the census of one stack (`stack`: its stem; default: the census stack
+  //! of the default stack, else the newest) and task (`task`; default: its first), one entry
+  //! per model type, searched by type (`q`) and sorted (`sort`: type, one_core, sharded,
+  //! ranked). Without a census: no stack and no entries.
+  Result<nlohmann::json> architectures_json(const QueryParams& params) const;
 
   //! /api/log/<id>: the kept log of the model's failure on the stack (params as model_json,
   //! `task` required). kNotFound when the row is not a failure or no log was kept (or it was
@@ -120,7 +146,8 @@ class SpaceIndex {
   //! a PNG. kNotFound when none is kept. Reads the file the index knows.
   Result<std::string> image_bytes(const ModelId& id, const QueryParams& params) const;
 
-  std::size_t stack_count() const { return stacks_.size(); }
+  std::size_t stack_count() const { return results_.stacks.size(); }
+  std::size_t census_stack_count() const { return census_.stacks.size(); }
   std::size_t row_count() const { return row_count_; }
   std::size_t ranked_model_count() const { return ranked_count_; }
 
@@ -137,6 +164,11 @@ class SpaceIndex {
     const RankedModel* trending = nullptr;   //!< from the trending snapshot, if listed there
     std::string note;
   };
+  //! A model type's census rows for one task on one census stack.
+  struct CensusType {
+    const dataset::VerdictRow* one_core = nullptr;
+    const dataset::VerdictRow* sharded = nullptr;  //!< none for a type never sharded
+  };
   //! A model's row on the stack a query names; `row` null when the stack has none.
   struct StackRow {
     const StackVerdicts* stack = nullptr;  //!< null when the dataset has no stacks
@@ -144,11 +176,14 @@ class SpaceIndex {
   };
 
   // space_index_lookup.cc
-  //! The stack named by a request's backend / compiler_version / library_version.
+  //! The stack named by a request's backend / compiler_version / library_version, among the
+  //! dataset's stacks or `set`.
   Result<const StackVerdicts*> resolve_stack(const QueryParams& params) const;
-  Result<const StackVerdicts*> resolve_stack(const std::string& backend,
-                                             const std::string& compiler_version,
-                                             const std::string& library_version) const;
+  static Result<const StackVerdicts*> resolve_stack(const StackSet& set, const std::string& backend,
+                                                    const std::string& compiler_version,
+                                                    const std::string& library_version);
+  //! The census's stacks for a census id, else the dataset's.
+  const StackSet& stacks_of(const ModelId& id) const;
   //! The model's row of the params' task on the stack they name.
   Result<StackRow> resolve_row(const ModelId& id, const QueryParams& params) const;
   std::optional<CatalogExclusion> exclusion_of(std::string_view model_id) const;
@@ -168,21 +203,38 @@ class SpaceIndex {
                                         const StackVerdicts* stack) const;
 
   // space_index_model.cc
-  //! Every task the model appears in (a row on any stack, a ranking or the curated list), in
-  //! the index's order of tasks.
-  std::vector<std::string> tasks_of(const ModelId& id) const;
+  //! Every task the model appears in (a row on any stack of `set`, a ranking or the curated
+  //! list), in the index's order of tasks.
+  std::vector<std::string> tasks_of(const ModelId& id, const StackSet& set) const;
   //! The model's history on the backend of `stack`, newest first, each row compared with the
   //! nearest older one by the one regression rule.
   nlohmann::json history_json(const ModelId& id, const std::string& task,
-                              const StackVerdicts& stack) const;
+                              const StackVerdicts& stack, const StackSet& set) const;
   //! The model's latest verdict on every backend: its newest stack with a row.
-  nlohmann::json latest_per_backend_json(const ModelId& id, const std::string& task) const;
+  nlohmann::json latest_per_backend_json(const ModelId& id, const std::string& task,
+                                         const StackSet& set) const;
+
+  // space_index_census.cc
+  //! The census rows of `model_type` for `task` on the census stack of `stack`, or nullptr.
+  const CensusType* census_type(const dataset::StackKey& stack, const std::string& task,
+                                const std::string& model_type) const;
+  //! The census line of an untested model whose listing names `model_type`: its type's census
+  //! verdicts on the stack (census_entry_json with "text"), or null when the census has none.
+  nlohmann::json census_line_json(const std::optional<std::string>& model_type,
+                                  const std::string& task, const StackVerdicts* stack) const;
+  nlohmann::json census_entry_json(const std::string& model_type, const CensusType& rows,
+                                   const std::string& task) const;
+  //! Indexes the census rows (census_types_) and the types of the ranked models.
+  void build_census();
 
   IndexInputs inputs_;
-  //! Newest first within a backend; backends by name.
-  std::vector<const StackVerdicts*> stacks_;
-  std::vector<std::string> backends_;  //!< the default one first
+  StackSet results_{"dataset", {}, {}};
+  StackSet census_{"census", {}, {}};
   std::vector<std::string> tasks_;
+  //! (census stack's stem, task) → model type → its rows.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, CensusType>> census_types_;
+  //! (task, model type) → how many ranked models of the task (either sort) name the type.
+  std::map<std::pair<std::string, std::string>, std::size_t> ranked_types_;
   std::map<std::pair<std::string, View>, std::vector<ViewEntry>> views_;
   std::map<std::string, std::string, std::less<>> notes_;  //!< model → curator's note
   std::size_t row_count_ = 0;
@@ -195,5 +247,7 @@ std::optional<View> parse_view(std::string_view text);
 //! "name" / "verdict" / "cores" / "runtime" / "memory" / "decode"
 std::string_view sort_name(TestedSort sort);
 std::optional<TestedSort> parse_sort(std::string_view text);
+//! "type" / "one_core" / "sharded" / "ranked"
+std::optional<ArchitectureSort> parse_architecture_sort(std::string_view text);
 
 }  // namespace canrun::serve

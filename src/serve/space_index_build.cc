@@ -11,23 +11,21 @@
 #include "task/task.h"
 
 namespace canrun::serve {
+namespace {
 
 using dataset::VerdictRow;
 
-std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
-  auto index = std::shared_ptr<SpaceIndex>(new SpaceIndex());
-  index->inputs_ = std::move(inputs);
-  const IndexInputs& in = index->inputs_;
-
+//! `stacks` newest first within a backend, the backends by name, the one with the most rows
+//! first (the default).
+SpaceIndex::StackSet stack_set(std::string_view what,
+                               const std::vector<std::shared_ptr<const StackVerdicts>>& stacks) {
+  SpaceIndex::StackSet set{what, {}, {}};
   std::map<std::string, std::size_t> rows_per_backend;
-  std::set<std::string> tasks;
-  for (const auto& stack : in.stacks) {
-    index->stacks_.push_back(stack.get());
-    index->row_count_ += stack->rows().size();
+  for (const auto& stack : stacks) {
+    set.stacks.push_back(stack.get());
     rows_per_backend[stack->key().backend] += stack->rows().size();
-    for (const VerdictRow& row : stack->rows()) tasks.insert(row.task);
   }
-  std::sort(index->stacks_.begin(), index->stacks_.end(),
+  std::sort(set.stacks.begin(), set.stacks.end(),
             [](const StackVerdicts* a, const StackVerdicts* b) {
               const auto& ka = a->key();
               const auto& kb = b->key();
@@ -38,11 +36,28 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
               if (ka.library != kb.library) return ka.library > kb.library;
               return compare_versions(ka.library_version, kb.library_version) > 0;
             });
-  for (const auto& [backend, rows] : rows_per_backend) index->backends_.push_back(backend);
-  std::stable_sort(index->backends_.begin(), index->backends_.end(),
+  for (const auto& [backend, rows] : rows_per_backend) set.backends.push_back(backend);
+  std::stable_sort(set.backends.begin(), set.backends.end(),
                    [&](const std::string& a, const std::string& b) {
                      return rows_per_backend[a] > rows_per_backend[b];
                    });
+  return set;
+}
+
+}  // namespace
+
+std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
+  auto index = std::shared_ptr<SpaceIndex>(new SpaceIndex());
+  index->inputs_ = std::move(inputs);
+  const IndexInputs& in = index->inputs_;
+
+  std::set<std::string> tasks;
+  for (const auto& stack : in.stacks) {
+    index->row_count_ += stack->rows().size();
+    for (const VerdictRow& row : stack->rows()) tasks.insert(row.task);
+  }
+  index->results_ = stack_set("dataset", in.stacks);
+  index->census_ = stack_set("census", in.census);
 
   // Rankings: each snapshot is a view; the Selected view borrows their numbers.
   std::map<std::pair<std::string, std::string>, std::unordered_map<std::string, const RankedModel*>>
@@ -102,6 +117,7 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
   };
   std::stable_sort(index->tasks_.begin(), index->tasks_.end(),
                    [&](const std::string& a, const std::string& b) { return place(a) < place(b); });
+  index->build_census();
   return index;
 }
 

@@ -84,9 +84,9 @@ std::optional<TestedSort> parse_sort(std::string_view text) { return parse_in(kS
 json SpaceIndex::versions_json() const {
   json backends = json::array();
   json stacks = json::array();
-  for (const std::string& backend : backends_) {
+  for (const std::string& backend : results_.backends) {
     json entry = {{"name", backend}, {"stacks", json::array()}};
-    for (const StackVerdicts* stack : stacks_) {
+    for (const StackVerdicts* stack : results_.stacks) {
       if (stack->key().backend != backend) continue;
       std::size_t passed = 0;
       for (const VerdictRow& row : stack->rows()) passed += row.result == VerdictResult::kPass;
@@ -100,16 +100,29 @@ json SpaceIndex::versions_json() const {
     backends.push_back(std::move(entry));
   }
   json defaults = nullptr;
-  if (!backends_.empty()) {
-    for (const StackVerdicts* stack : stacks_) {
-      if (stack->key().backend == backends_.front()) {
+  if (!results_.backends.empty()) {
+    for (const StackVerdicts* stack : results_.stacks) {
+      if (stack->key().backend == results_.backends.front()) {
         defaults = stack_json(stack->key());
         break;
       }
     }
   }
+  // The census's stacks (the Architectures view), each with the tasks it covers.
+  json census = json::array();
+  for (const StackVerdicts* stack : census_.stacks) {
+    json item = stack_json(stack->key());
+    json tasks = json::array();
+    for (const auto& [key, types] : census_types_) {
+      if (key.first == stack->key().stem()) tasks.push_back(key.second);
+    }
+    item["rows"] = stack->rows().size();
+    item["tasks"] = std::move(tasks);
+    census.push_back(std::move(item));
+  }
   return {{"backends", backends},
           {"stacks", stacks},
+          {"census", std::move(census)},
           {"tasks", tasks_},
           {"task_details", task_details_json()},
           {"views", {"selected", "trending", "downloads", "tested"}},
@@ -149,6 +162,9 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
     }
   }
   out["predicted"] = row || exclusion ? json(nullptr) : predicted_plan_json(numbers, stack.key());
+  out["census"] = row || exclusion ? json(nullptr)
+                                   : census_line_json(numbers ? numbers->model_type : std::nullopt,
+                                                      task, &stack);
   return out;
 }
 
@@ -231,7 +247,7 @@ Result<json> SpaceIndex::compare_json(const QueryParams& params) const {
                             {name});
     }
     std::vector<std::string> known;
-    for (const StackVerdicts* stack : stacks_) {
+    for (const StackVerdicts* stack : results_.stacks) {
       if (stack->key().stem() == found->second) return stack;
       known.push_back(stack->key().stem());
     }
@@ -305,7 +321,7 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
   }
   CANRUN_ASSIGN_OR_RETURN(
       const StackVerdicts* stack,
-      resolve_stack(query.backend, query.compiler_version, query.library_version));
+      resolve_stack(results_, query.backend, query.compiler_version, query.library_version));
   static const std::vector<ViewEntry> kNoEntries;
   std::vector<ViewEntry> tested;
   if (query.view == View::kTested) tested = tested_entries(query, task, stack);

@@ -5,36 +5,44 @@
 
 #include <algorithm>
 
+#include "census/census_ids.h"
 #include "core/text.h"
 #include "serve/space_index.h"
 
 namespace canrun::serve {
 
 Result<const StackVerdicts*> SpaceIndex::resolve_stack(const QueryParams& params) const {
-  return resolve_stack(param_of(params, "backend"), param_of(params, "compiler_version"),
+  return resolve_stack(results_, param_of(params, "backend"), param_of(params, "compiler_version"),
                        param_of(params, "library_version"));
 }
 
-Result<const StackVerdicts*> SpaceIndex::resolve_stack(const std::string& backend,
+const SpaceIndex::StackSet& SpaceIndex::stacks_of(const ModelId& id) const {
+  return census::is_census_owner(id.owner()) ? census_ : results_;
+}
+
+Result<const StackVerdicts*> SpaceIndex::resolve_stack(const StackSet& set,
+                                                       const std::string& backend,
                                                        const std::string& compiler_version,
-                                                       const std::string& library_version) const {
-  if (stacks_.empty()) {
+                                                       const std::string& library_version) {
+  if (set.stacks.empty()) {
     if (!backend.empty() || !compiler_version.empty() || !library_version.empty()) {
-      return bad_parameters("the dataset has no results yet, so no stack can be chosen",
-                            {"backend", "compiler_version", "library_version"});
+      return bad_parameters(
+          fmt::format("the {} has no results yet, so no stack can be chosen", set.what),
+          {"backend", "compiler_version", "library_version"});
     }
     return static_cast<const StackVerdicts*>(nullptr);
   }
-  const std::string chosen_backend = backend.empty() ? backends_.front() : backend;
-  if (std::find(backends_.begin(), backends_.end(), chosen_backend) == backends_.end()) {
-    return bad_parameters(fmt::format("backend {} has no results; known: {}",
-                                      quote_for_message(chosen_backend), known_list(backends_)),
-                          {"backend"});
+  const std::string chosen_backend = backend.empty() ? set.backends.front() : backend;
+  if (std::find(set.backends.begin(), set.backends.end(), chosen_backend) == set.backends.end()) {
+    return bad_parameters(
+        fmt::format("backend {} has no results in the {}; known: {}",
+                    quote_for_message(chosen_backend), set.what, known_list(set.backends)),
+        {"backend"});
   }
   std::vector<std::string> compiler_versions;
   std::vector<std::string> library_versions;
   const StackVerdicts* chosen = nullptr;
-  for (const StackVerdicts* stack : stacks_) {  // newest first
+  for (const StackVerdicts* stack : set.stacks) {  // newest first
     const auto& key = stack->key();
     if (key.backend != chosen_backend) continue;
     if (std::find(compiler_versions.begin(), compiler_versions.end(), key.compiler_version) ==
@@ -66,7 +74,10 @@ Result<const StackVerdicts*> SpaceIndex::resolve_stack(const std::string& backen
 
 Result<SpaceIndex::StackRow> SpaceIndex::resolve_row(const ModelId& id,
                                                      const QueryParams& params) const {
-  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(stacks_of(id), param_of(params, "backend"),
+                    param_of(params, "compiler_version"), param_of(params, "library_version")));
   return StackRow{stack, stack ? stack->find(id.str(), param_of(params, "task")) : nullptr};
 }
 

@@ -48,12 +48,17 @@ std::string task_for_message(const QueryParams& params) {
 
 }  // namespace
 
-std::vector<std::string> SpaceIndex::tasks_of(const ModelId& id) const {
+std::vector<std::string> SpaceIndex::tasks_of(const ModelId& id, const StackSet& set) const {
   std::vector<std::string> model_tasks;
-  for (const std::string& task : tasks_) {
+  std::vector<std::string> all_tasks = tasks_;
+  for (const auto& [key, types] : census_types_) {  // the census's own tasks
+    if (std::find(all_tasks.begin(), all_tasks.end(), key.second) == all_tasks.end())
+      all_tasks.push_back(key.second);
+  }
+  for (const std::string& task : all_tasks) {
     constexpr View kListed[] = {View::kSelected, View::kTrending, View::kDownloads};
     const bool present =
-        std::any_of(stacks_.begin(), stacks_.end(),
+        std::any_of(set.stacks.begin(), set.stacks.end(),
                     [&](const StackVerdicts* stack) { return stack->find(id.str(), task); }) ||
         std::any_of(std::begin(kListed), std::end(kListed),
                     [&](View view) { return view_entry(task, view, id.str()); });
@@ -63,9 +68,9 @@ std::vector<std::string> SpaceIndex::tasks_of(const ModelId& id) const {
 }
 
 json SpaceIndex::history_json(const ModelId& id, const std::string& task,
-                              const StackVerdicts& stack) const {
+                              const StackVerdicts& stack, const StackSet& set) const {
   std::vector<const StackVerdicts*> same_backend;
-  for (const StackVerdicts* candidate : stacks_) {
+  for (const StackVerdicts* candidate : set.stacks) {
     if (candidate->key().backend == stack.key().backend) same_backend.push_back(candidate);
   }
   json history = json::array();
@@ -98,10 +103,11 @@ json SpaceIndex::history_json(const ModelId& id, const std::string& task,
   return history;
 }
 
-json SpaceIndex::latest_per_backend_json(const ModelId& id, const std::string& task) const {
+json SpaceIndex::latest_per_backend_json(const ModelId& id, const std::string& task,
+                                         const StackSet& set) const {
   json across = json::array();
-  for (const std::string& backend : backends_) {
-    for (const StackVerdicts* candidate : stacks_) {  // newest first within a backend
+  for (const std::string& backend : set.backends) {
+    for (const StackVerdicts* candidate : set.stacks) {  // newest first within a backend
       if (candidate->key().backend != backend) continue;
       const VerdictRow* found = candidate->find(id.str(), task);
       if (!found) continue;
@@ -121,11 +127,16 @@ json SpaceIndex::latest_per_backend_json(const ModelId& id, const std::string& t
 }
 
 Result<json> SpaceIndex::model_json(const ModelId& id, const QueryParams& params) const {
-  CANRUN_ASSIGN_OR_RETURN(const StackVerdicts* stack, resolve_stack(params));
-  const std::vector<std::string> model_tasks = tasks_of(id);
+  const StackSet& set = stacks_of(id);
+  CANRUN_ASSIGN_OR_RETURN(
+      const StackVerdicts* stack,
+      resolve_stack(set, param_of(params, "backend"), param_of(params, "compiler_version"),
+                    param_of(params, "library_version")));
+  const std::vector<std::string> model_tasks = tasks_of(id, set);
   if (model_tasks.empty()) {
-    return not_found(fmt::format("model {} is not in the dataset, the rankings or the curated list",
-                                 quote_for_message(id.str())))
+    return not_found(fmt::format("model {} is not in the {}", quote_for_message(id.str()),
+                                 &set == &census_ ? "census served beside the dataset"
+                                                  : "dataset, the rankings or the curated list"))
         .with_reason(reason::kNotFound);
   }
   // The task asked for, else the first with a row on the stack, else the first at all.
@@ -177,6 +188,11 @@ Result<json> SpaceIndex::model_json(const ModelId& id, const QueryParams& params
   put_status(out, row, exclusion.has_value());
   out["predicted"] =
       row || exclusion || !stack ? json(nullptr) : predicted_plan_json(numbers, stack->key());
+  // An untested model's evidence from its architecture; a census row's page says it is one.
+  out["census"] = row || exclusion
+                      ? json(nullptr)
+                      : census_line_json(numbers ? numbers->model_type : std::nullopt, task, stack);
+  out["census_row"] = &set == &census_;
   out["prefetch_command"] = prefetch ? json(*prefetch) : json(nullptr);
   if (!prefetch) out["prefetch_note"] = "no public cache for this backend";
   // The failure's full log and the task's output images (text-to-image: the backend's beside
@@ -191,8 +207,8 @@ Result<json> SpaceIndex::model_json(const ModelId& id, const QueryParams& params
     }
     out["images"] = std::move(images);
   }
-  out["history"] = stack ? history_json(id, task, *stack) : json::array();
-  out["backends"] = latest_per_backend_json(id, task);
+  out["history"] = stack ? history_json(id, task, *stack, set) : json::array();
+  out["backends"] = latest_per_backend_json(id, task, set);
   return out;
 }
 

@@ -150,6 +150,13 @@ const std::vector<ApiRoute>& api_routes() {
        .parameters = {"a", "b", "task"},
        .answer =
            [](const ApiCall& call) { return json_answer(call.index.compare_json(call.params)); }},
+      {.path = "/api/architectures",
+       .metric = Route::kArchitectures,
+       .parameters = {"stack", "task", "q", "sort"},
+       .answer =
+           [](const ApiCall& call) {
+             return json_answer(call.index.architectures_json(call.params));
+           }},
       {.path = "/api/log/",
        .model_route = true,
        .metric = Route::kModel,

@@ -6,6 +6,7 @@
 //   GET /api/models?...         one view of one task on one stack
 //   GET /api/causes?...         one stack's failures grouped by cause
 //   GET /api/compare?a=&b=      two stacks compared by the regression rule
+//   GET /api/architectures?...  the census served beside the dataset: a verdict per model type
 //   GET /api/model/<org>/<name> one model: verdict, stack, run.py, prefetch command, history
 //   GET /api/log/<org>/<name>   the kept log of its failure; /api/image/...: its output images
 //   GET /healthz                {"status":"ok",...}

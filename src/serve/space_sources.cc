@@ -44,9 +44,10 @@ std::string folder_signature(const fs::path& dir, std::string_view extension) {
 
 }  // namespace
 
-std::map<std::string, SpaceSources::FileStamp> SpaceSources::list_stack_files() const {
+std::map<std::string, SpaceSources::FileStamp> SpaceSources::list_stack_files(
+    const fs::path& root) {
   std::map<std::string, FileStamp> out;
-  const fs::path data_dir = paths_.dataset / "data";
+  const fs::path data_dir = root / "data";
   std::error_code error;
   for (fs::directory_iterator it(data_dir, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
@@ -59,6 +60,78 @@ std::map<std::string, SpaceSources::FileStamp> SpaceSources::list_stack_files() 
                                 static_cast<std::uint64_t>(info.st_ino)});
   }
   return out;
+}
+
+std::vector<std::shared_ptr<const StackVerdicts>> SpaceSources::DatasetFiles::verdicts() const {
+  std::vector<std::shared_ptr<const StackVerdicts>> out;
+  for (const auto& [name, file] : stacks) out.push_back(file.verdicts);
+  return out;
+}
+
+void SpaceSources::load_stacks(DatasetFiles& files) {
+  // Stamps first: a file replaced while load_all reads it shows a new stamp at the next poll.
+  const auto stamps = list_stack_files(files.root);
+  dataset::DatasetSnapshot snapshot = dataset::DatasetDir(files.root).load_all();
+  for (const auto& problem : snapshot.problems) {
+    log::warning("{}: {}", problem.path.string(), problem.problem);
+  }
+  // The kept logs and images: a stat per file a row may have, on every core like the reads.
+  std::vector<KeptFiles> kept(snapshot.stacks.size());
+  parallel_for(snapshot.stacks.size(), [&](std::size_t idx) {
+    const dataset::StackTable& table = snapshot.stacks[idx];
+    kept[idx] = KeptFiles::find(files.root, table.key, table.rows);
+  });
+  for (std::size_t idx = 0; idx < snapshot.stacks.size(); ++idx) {
+    dataset::StackTable& table = snapshot.stacks[idx];
+    const std::string name = table.path.filename().string();
+    const auto stamp = stamps.find(name);
+    files.stacks[name] =
+        StackFile{stamp == stamps.end() ? FileStamp{} : stamp->second,
+                  std::make_shared<const StackVerdicts>(std::move(table.key), std::move(table.rows),
+                                                        std::move(kept[idx]))};
+  }
+}
+
+bool SpaceSources::reload_stacks(DatasetFiles& files) {
+  bool changed = false;
+  const auto stamps = list_stack_files(files.root);
+  for (auto it = files.stacks.begin(); it != files.stacks.end();) {
+    if (!stamps.contains(it->first)) {
+      it = files.stacks.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  const dataset::DatasetDir dataset(files.root);
+  for (const auto& [name, stamp] : stamps) {
+    const auto known = files.stacks.find(name);
+    if (known != files.stacks.end() && known->second.stamp == stamp) {
+      // The same rows; a log or image written just after them is found now.
+      const StackVerdicts& same = *known->second.verdicts;
+      if (same.kept_file_appeared()) {
+        known->second.verdicts = std::make_shared<const StackVerdicts>(
+            same.key(), same.rows(), KeptFiles::find(files.root, same.key(), same.rows()));
+        changed = true;
+      }
+      continue;
+    }
+    auto key = dataset::StackKey::parse(name);
+    if (!key.ok()) continue;
+    auto rows = dataset.read_stack(*key);
+    if (!rows.ok()) {
+      ++reload_failures_;
+      log::warning("reload: keeping the previous version of {}: {}", name, rows.error().message());
+      continue;
+    }
+    // The file may have been replaced while it was read: keep the stamp seen before reading,
+    // so that a newer version is read at the next poll.
+    KeptFiles kept = KeptFiles::find(files.root, *key, *rows);
+    files.stacks[name] = StackFile{stamp, std::make_shared<const StackVerdicts>(
+                                              std::move(*key), std::move(*rows), std::move(kept))};
+    changed = true;
+  }
+  return changed;
 }
 
 std::string SpaceSources::side_files_signature() const {
@@ -148,7 +221,8 @@ Status SpaceSources::load_side_inputs() {
 
 std::shared_ptr<const SpaceIndex> SpaceSources::build_index() {
   IndexInputs inputs;
-  for (const auto& [name, file] : stacks_) inputs.stacks.push_back(file.verdicts);
+  inputs.stacks = dataset_.verdicts();
+  if (census_) inputs.census = census_->verdicts();
   inputs.rankings = rankings_;
   inputs.catalog = catalog_;
   inputs.prefetch_templates = prefetch_templates_;
@@ -163,28 +237,19 @@ Result<std::shared_ptr<const SpaceIndex>> SpaceSources::load() {
     return not_found(fmt::format("dataset folder {} does not exist",
                                  quote_for_message(paths_.dataset.string())));
   }
+  if (paths_.census && !fs::is_directory(*paths_.census / "data")) {
+    return not_found(
+        fmt::format("census dataset folder {} does not exist or holds no data/ "
+                    "(canrun census --out makes one)",
+                    quote_for_message(paths_.census->string())));
+  }
   side_signature_ = side_files_signature();
   CANRUN_RETURN_IF_ERROR(load_side_inputs());
-  // Stamps first: a file replaced while load_all reads it shows a new stamp at the next poll.
-  const auto stamps = list_stack_files();
-  dataset::DatasetSnapshot snapshot = dataset::DatasetDir(paths_.dataset).load_all();
-  for (const auto& problem : snapshot.problems) {
-    log::warning("{}: {}", problem.path.string(), problem.problem);
-  }
-  // The kept logs and images: a stat per file a row may have, on every core like the reads.
-  std::vector<KeptFiles> kept(snapshot.stacks.size());
-  parallel_for(snapshot.stacks.size(), [&](std::size_t idx) {
-    const dataset::StackTable& table = snapshot.stacks[idx];
-    kept[idx] = KeptFiles::find(paths_.dataset, table.key, table.rows);
-  });
-  for (std::size_t idx = 0; idx < snapshot.stacks.size(); ++idx) {
-    dataset::StackTable& table = snapshot.stacks[idx];
-    const std::string name = table.path.filename().string();
-    const auto stamp = stamps.find(name);
-    stacks_[name] =
-        StackFile{stamp == stamps.end() ? FileStamp{} : stamp->second,
-                  std::make_shared<const StackVerdicts>(std::move(table.key), std::move(table.rows),
-                                                        std::move(kept[idx]))};
+  dataset_ = DatasetFiles{paths_.dataset, {}};
+  load_stacks(dataset_);
+  if (paths_.census) {
+    census_ = DatasetFiles{*paths_.census, {}};
+    load_stacks(*census_);
   }
   auto index = build_index();
   last_load_seconds_ = std::chrono::duration<double>(Clock::now() - started).count();
@@ -204,43 +269,8 @@ std::shared_ptr<const SpaceIndex> SpaceSources::reload_if_changed() {
                    status.error().message());
     }
   }
-  const auto stamps = list_stack_files();
-  for (auto it = stacks_.begin(); it != stacks_.end();) {
-    if (!stamps.contains(it->first)) {
-      it = stacks_.erase(it);
-      changed = true;
-    } else {
-      ++it;
-    }
-  }
-  const dataset::DatasetDir dataset(paths_.dataset);
-  for (const auto& [name, stamp] : stamps) {
-    const auto known = stacks_.find(name);
-    if (known != stacks_.end() && known->second.stamp == stamp) {
-      // The same rows; a log or image written just after them is found now.
-      const StackVerdicts& same = *known->second.verdicts;
-      if (same.kept_file_appeared()) {
-        known->second.verdicts = std::make_shared<const StackVerdicts>(
-            same.key(), same.rows(), KeptFiles::find(paths_.dataset, same.key(), same.rows()));
-        changed = true;
-      }
-      continue;
-    }
-    auto key = dataset::StackKey::parse(name);
-    if (!key.ok()) continue;
-    auto rows = dataset.read_stack(*key);
-    if (!rows.ok()) {
-      ++reload_failures_;
-      log::warning("reload: keeping the previous version of {}: {}", name, rows.error().message());
-      continue;
-    }
-    // The file may have been replaced while it was read: keep the stamp seen before reading,
-    // so that a newer version is read at the next poll.
-    KeptFiles kept = KeptFiles::find(paths_.dataset, *key, *rows);
-    stacks_[name] = StackFile{stamp, std::make_shared<const StackVerdicts>(
-                                         std::move(*key), std::move(*rows), std::move(kept))};
-    changed = true;
-  }
+  changed = reload_stacks(dataset_) || changed;
+  if (census_) changed = reload_stacks(*census_) || changed;
   if (!changed) return nullptr;
   auto index = build_index();
   ++reloads_;

@@ -1,6 +1,7 @@
-// Where the Space's index comes from, and how it is (re)built: the dataset's stack files, the
-// rankings snapshots, the catalog (curated list, exclusions), the backend profiles (cache
-// prefetch commands, topologies) and the stack answers behind predicted plans.
+// Where the Space's index comes from, and how it is (re)built: the dataset's stack files, a
+// census dataset's (served beside it: the Architectures view, the census line of untested
+// models), the rankings snapshots, the catalog (curated list, exclusions), the backend profiles
+// (cache prefetch commands, topologies) and the stack answers behind predicted plans.
 //
 // Reading a stack file includes finding the logs and images the dataset keeps beside its rows
 // (kept_files.h), so the index knows them without looking at the disk.
@@ -29,6 +30,7 @@ namespace canrun::serve {
 
 struct SourcePaths {
   std::filesystem::path dataset;                  //!< DATASET (holds data/)
+  std::optional<std::filesystem::path> census;    //!< a census dataset (canrun census --out)
   std::optional<std::filesystem::path> rankings;  //!< DIR of <task>__<sort>.json
   std::optional<std::filesystem::path> catalog;   //!< DIR of selected.toml, exclusions.toml
   std::filesystem::path backends = "backends";    //!< DIR of <backend>.toml
@@ -63,14 +65,25 @@ class SpaceSources {
     FileStamp stamp;
     std::shared_ptr<const StackVerdicts> verdicts;
   };
+  //! A dataset folder's stack files, by file name.
+  struct DatasetFiles {
+    std::filesystem::path root;
+    std::map<std::string, StackFile> stacks;
+    std::vector<std::shared_ptr<const StackVerdicts>> verdicts() const;
+  };
 
-  std::map<std::string, FileStamp> list_stack_files() const;
+  static std::map<std::string, FileStamp> list_stack_files(const std::filesystem::path& root);
+  //! Reads every stack file of `files.root` (in parallel, with their kept files).
+  static void load_stacks(DatasetFiles& files);
+  //! Reads again the stack files that changed; whether any did.
+  bool reload_stacks(DatasetFiles& files);
   std::string side_files_signature() const;
   Status load_side_inputs();
   std::shared_ptr<const SpaceIndex> build_index();
 
   SourcePaths paths_;
-  std::map<std::string, StackFile> stacks_;  //!< by file name
+  DatasetFiles dataset_;
+  std::optional<DatasetFiles> census_;
   std::vector<RankingSnapshot> rankings_;
   CatalogFacts catalog_;
   std::map<std::string, std::string> prefetch_templates_;
