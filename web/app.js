@@ -1,8 +1,9 @@
-// The canrun Space: one page of four screens (the model list, a model page, the failure
-// causes, the comparison of two stacks), all state in the URL. This module boots the page:
-// it draws the screen the URL names, again on each navigation, and handles page-wide keys
-// and links. Every piece of data is put in the page with textContent or attributes, never as
+// The canrun Space: one page of five screens (the model list, the census's architectures, a
+// model page, the failure causes, the comparison of two stacks), all state in the URL. This
+// module boots the page: it draws the screen the URL names, again on each navigation, and
+// handles page-wide keys and links. Every piece of data is put in the page with textContent or attributes, never as
 // HTML (dom.js).
+import { renderArchitectures } from './architectures_screen.js';
 import { renderCauses } from './causes_screen.js';
 import { renderCompare } from './compare_screen.js';
 import { h } from './dom.js';
@@ -12,7 +13,7 @@ import { navigate, onNavigate } from './navigation.js';
 import { screenOf } from './urls.js';
 
 const app = document.getElementById('app');
-const SCREENS = { list: renderList, model: renderModel, causes: renderCauses, compare: renderCompare };
+const SCREENS = { list: renderList, architectures: renderArchitectures, model: renderModel, causes: renderCauses, compare: renderCompare };
 
 let renderToken = 0;  // drops answers to requests a newer render has replaced
 

@@ -42,6 +42,7 @@ const REASON_TEXT = {
   low_priority: 'low priority', incompatible: 'incompatible', gated: 'gated',
   remote_code: 'needs remote code', too_large: 'too large', no_parallel_plan: 'no parallel plan',
   no_safetensors: 'no safetensors', unsupported_task: 'unsupported task', note: 'curator’s note',
+  other_task: 'another task', build_failed: 'could not be built',
 };
 
 /** An exclusion reason as the dataset names it ('remote_code'), in words. */
@@ -57,3 +58,8 @@ export function predictedText(predicted) {
   const how = open ? ' · TP or EP' : (predicted.parallelism && predicted.parallelism !== 'none' ? ` · ${predicted.parallelism}` : '');
   return `predicted: ${counted(predicted.cores, 'core')}${how}`;
 }
+
+// The census line of a model not tested on the stack: its model type's census verdicts there
+// (a tiny random-weight checkpoint of the type), evidence from the architecture and never the
+// model's verdict. The API writes the line; the page adds where it comes from.
+export const CENSUS_MEANING = 'Evidence from the architecture, not this model’s verdict: canrun’s census tested a tiny random-weight checkpoint of this model type on this stack.';

@@ -2,44 +2,17 @@
 // task on a stack, with their verdicts; search, task and stack controls, pages of PAGE_SIZE.
 import { fetchModels, loadVersions, stackOptions } from './api.js';
 import { h } from './dom.js';
-import { counted, formatBytes, formatCount, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
+import { CENSUS_MEANING, counted, formatBytes, formatCount, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
-import { causesUrl, compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
+import { architecturesUrl, causesUrl, compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
+import { VIEWS, hero, tabs, takeFocusRequest } from './views.js';
 import { badge, selectControl } from './widgets.js';
 
-const VIEWS = [
-  { id: 'selected', label: 'Selected', hint: 'Curated models, in the curator’s order' },
-  { id: 'trending', label: 'Trending', hint: 'The Hub’s trending models for this task' },
-  { id: 'downloads', label: 'Downloads', hint: 'The Hub’s most downloaded models for this task' },
-  { id: 'tested', label: 'Tested', hint: 'Every model tested on this stack, whatever list it is on' },
-];
 // The Tested view's sortable columns: the API's sort key → the column's header.
 const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
 const PAGE_SIZE = 50;
 
 let searchTimer = 0;
-let focusAfterRender = null;  // id of the element to focus once the next render is drawn
-
-function tabs(activeView, params) {
-  const list = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' });
-  VIEWS.forEach((view, idx) => {
-    const selected = view.id === activeView;
-    list.append(h('button', {
-      class: selected ? 'tab active' : 'tab', role: 'tab', id: `tab-${view.id}`, type: 'button',
-      'aria-selected': selected ? 'true' : 'false', tabindex: selected ? '0' : '-1', title: view.hint,
-      onclick: () => navigate(listUrl({ ...params, view: view.id === 'selected' ? '' : view.id, page: '' })),
-      onkeydown: (event) => {
-        const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
-        if (!step) return;
-        event.preventDefault();
-        const next = VIEWS[(idx + step + VIEWS.length) % VIEWS.length];
-        focusAfterRender = `tab-${next.id}`;
-        navigate(listUrl({ ...params, view: next.id === 'selected' ? '' : next.id, page: '' }));
-      },
-    }, view.label));
-  });
-  return list;
-}
 
 function controls(versions, params, data) {
   const stack = data.stack || {};
@@ -72,9 +45,18 @@ function controls(versions, params, data) {
       (value) => navigate(listUrl({ ...params, backend, compiler_version: stack.compiler_version, library_version: value, page: '' }))));
 }
 
+/** The census line of an untested model: a link to its type's row of the Architectures view. */
+export function censusLine(census, id) {
+  return h('a', {
+    class: 'census-line', id, href: architecturesUrl(census.stack.stem, census.task, census.model_type),
+    'data-nav': true, title: CENSUS_MEANING,
+  }, census.text);
+}
+
 function verdictCell(model) {
   const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class));
   if (model.predicted) cell.append(h('span', { class: 'predicted', title: model.predicted.why }, predictedText(model.predicted)));
+  if (model.census) cell.append(censusLine(model.census, null));
   if (model.status === 'EXCLUDED') {
     const reason = model.exclusion_reason ? reasonText(model.exclusion_reason) : '';
     cell.append(h('span', { class: 'reason', title: model.exclusion_why || '' }, reason));
@@ -178,9 +160,7 @@ export async function renderList(root, state, isCurrent) {
     ? modelsTable(data, params)
     : h('div', { class: 'empty' }, data.search ? `No model matches “${data.search}” in this view.` : 'This view has no models for this task yet.');
   root.replaceChildren(
-    h('section', { class: 'hero' },
-      h('h1', {}, 'Does it run?'),
-      h('p', { class: 'lede' }, 'The Hub’s popular models, tested unmodified with torch.compile on each software stack. Pick a model to see how to reproduce the result.')),
+    hero(),
     h('section', { class: 'card' },
       tabs(data.view, params),
       h('div', { class: 'tab-panel', role: 'tabpanel', 'aria-labelledby': `tab-${data.view}` },
@@ -194,8 +174,7 @@ export async function renderList(root, state, isCurrent) {
         body,
         pager(data, params))));
   document.title = `canrun — ${view.label} · ${data.task || ''}`;
-  const focusId = focusAfterRender || hadFocus;
-  focusAfterRender = null;
+  const focusId = takeFocusRequest() || hadFocus;
   if (focusId) {
     const again = document.getElementById(focusId);
     if (again) {

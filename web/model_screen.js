@@ -2,9 +2,9 @@
 // reproduce it, its latest verdict on every backend and its history across versions.
 import { fetchModel, loadVersions, stackOptions, taskDetails } from './api.js';
 import { h, showToast } from './dom.js';
-import { formatBytes, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
+import { CENSUS_MEANING, formatBytes, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
-import { listUrl, modelUrl, stackParams } from './urls.js';
+import { architecturesUrl, listUrl, modelUrl, stackParams } from './urls.js';
 import { badge, selectControl } from './widgets.js';
 
 const PASS_MEANING = 'PASS is about correctness: the output matches the CPU reference (one core) or reads as fluent English to the judge (sharded). ';
@@ -161,7 +161,11 @@ export async function renderModel(root, state, isCurrent) {
   if (!isCurrent()) return;
   const verdict = data.verdict;
   const task = taskDetails(versions, data.task);
-  const back = listUrl({ task: data.task, ...stackParams(state.params) });
+  // A census row (canrun-census/<type>) belongs to the Architectures view and its stacks.
+  const census = data.census_row;
+  const back = census && data.stack && verdict
+    ? architecturesUrl(data.stack.stem, data.task, verdict.model_type)
+    : listUrl({ task: data.task, ...stackParams(state.params) });
 
   const facts = h('dl', { class: 'facts' },
     fact('Verdict', badge(data.status, data.status_class)),
@@ -182,12 +186,22 @@ export async function renderModel(root, state, isCurrent) {
     const reason = verdict?.exclusion_reason || data.exclusion?.reason;
     notices.push(h('p', { class: 'notice excluded' }, h('strong', {}, `Excluded: ${reasonText(reason) || ''}. `), data.exclusion?.why || ''));
   }
+  if (census && verdict) {
+    notices.push(h('p', { class: 'notice census', id: 'census-row' }, h('strong', {}, 'A census row: '),
+      `a tiny random-weight checkpoint of the model type ${verdict.model_type || ''}, built from the stack’s own transformers by canrun census. `,
+      'Its verdict is evidence about the architecture on this stack, not about any Hub model.'));
+  }
   if (!verdict && data.status === 'not tested') {
     const predicted = data.predicted ? predictedText(data.predicted) : '';
     notices.push(h('p', { class: 'notice' }, 'Not tested on this stack yet.',
       data.predicted ? [' ', h('span', { class: 'predicted-plan', id: 'predicted-plan' },
         `${predicted[0].toUpperCase()}${predicted.slice(1)} — ${data.predicted.why} `,
         'A prediction from the Hub’s parameter counts, not a verdict.')] : null));
+  }
+  if (data.census) {
+    notices.push(h('p', { class: 'notice census', id: 'census-evidence' }, h('strong', {}, 'Its architecture: '),
+      h('a', { href: architecturesUrl(data.census.stack.stem, data.census.task, data.census.model_type), 'data-nav': true, id: 'census-link' }, data.census.text),
+      '. ', CENSUS_MEANING));
   }
   if (verdict?.error) {
     notices.push(h('div', { class: 'error-text' }, h('h3', {}, 'Error'), h('pre', { id: 'error-text', tabindex: '0' }, verdict.error)));
@@ -233,8 +247,10 @@ export async function renderModel(root, state, isCurrent) {
       Object.entries(verdict.stack).map(([pkg, version]) => h('tr', {}, h('th', { scope: 'row' }, pkg), h('td', {}, version)))));
   }
 
+  const stackChoices = census ? (versions.census || []).filter((item) => item.backend === data.stack?.backend)
+    : stackOptions(versions, data.stack?.backend);
   const stackSelect = data.stack ? selectControl('model-stack', 'Stack',
-    stackOptions(versions, data.stack.backend).map((item) => ({ value: `${item.compiler_version}\n${item.library_version}`, label: stackLabel(item) })),
+    stackChoices.map((item) => ({ value: `${item.compiler_version}\n${item.library_version}`, label: stackLabel(item) })),
     `${data.stack.compiler_version}\n${data.stack.library_version}`,
     (value) => {
       const [compilerVersion, libraryVersion] = value.split('\n');
@@ -242,11 +258,11 @@ export async function renderModel(root, state, isCurrent) {
     }) : null;
 
   root.replaceChildren(
-    h('nav', { class: 'crumbs' }, h('a', { href: back, 'data-nav': true }, '← All models')),
+    h('nav', { class: 'crumbs' }, h('a', { href: back, 'data-nav': true }, census ? '← Architectures' : '← All models')),
     h('section', { class: 'card model-head' },
       h('div', { class: 'title-row' },
         h('h1', { class: 'model-title' }, data.id),
-        h('a', { class: 'hub-link', href: `https://huggingface.co/${data.id}`, rel: 'noopener noreferrer', target: '_blank' }, 'View on the Hub ↗')),
+        census ? null : h('a', { class: 'hub-link', href: `https://huggingface.co/${data.id}`, rel: 'noopener noreferrer', target: '_blank' }, 'View on the Hub ↗')),
       h('p', { class: 'stack-line' }, h('span', { class: 'chip' }, data.task),
         data.stack ? [' ', h('span', { class: 'chip' }, data.stack.backend), ` ${stackLabel(data.stack)}`,
           verdict && verdict.library !== data.stack.library ? h('span', { id: 'task-library' }, ` · ${verdict.library} ${verdict.library_version}`) : null] : null),

@@ -12,13 +12,17 @@ export function urlWith(path, names, params) {
   return text ? `${path}?${text}` : path;
 }
 
-// The list's params, in URL order; the sort belongs to the Tested view only.
+// The list's params, in URL order; the sort belongs to the Tested and Architectures views, and
+// the Architectures view names its census stack by its stem.
 export function listParamNames(params) {
+  if (params.view === 'architectures') return ['view', 'task', 'q', 'sort', 'stack'];
   return ['view', 'task', 'q', ...(params.view === 'tested' ? ['sort'] : []), ...STACK_PARAMS];
 }
 
 export const listUrl = (params) => urlWith('/', [...listParamNames(params), 'page'], params);
 export const compareUrl = (params) => urlWith('/compare', ['a', 'b', 'task'], params);
+/** The Architectures view of census stack `stem` and `task`, searched for `type` if given. */
+export const architecturesUrl = (stem, task, type) => urlWith('/', ['view', 'task', 'q', 'stack'], { view: 'architectures', task, q: type, stack: stem });
 export const causesUrl = (params) => urlWith('/causes', ['task', ...STACK_PARAMS], params);
 
 export function modelUrl(id, params) {
@@ -31,7 +35,8 @@ export function stackParams(stack) {
   return { backend: stack.backend, compiler_version: stack.compiler_version, library_version: stack.library_version };
 }
 
-/** {screen: 'list' | 'model' | 'causes' | 'compare', params, id (the model page's)} of `href`. */
+/** {screen: 'list' | 'architectures' | 'model' | 'causes' | 'compare', params, id (the model
+ * page's)} of `href`. */
 export function screenOf(href) {
   const url = new URL(href);
   const params = Object.fromEntries(url.searchParams.entries());
@@ -41,5 +46,5 @@ export function screenOf(href) {
   }
   if (url.pathname === '/causes') return { screen: 'causes', params };
   if (url.pathname === '/compare') return { screen: 'compare', params };
-  return { screen: 'list', params };
+  return { screen: params.view === 'architectures' ? 'architectures' : 'list', params };
 }

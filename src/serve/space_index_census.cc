@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "census/census_ids.h"
 #include "core/json_output.h"
@@ -241,19 +242,33 @@ Result<json> SpaceIndex::architectures_json(const QueryParams& params) const {
     return *a.name < *b.name;
   });
 
+  // Counts per verdict (sharded: per verdict and parallelism, or exclusion reason), in the
+  // order of the results.
+  using CountKey = std::tuple<VerdictResult, std::string, std::string>;  // result, par., reason
+  std::map<CountKey, std::size_t> one_core_counts;
+  std::map<CountKey, std::size_t> sharded_counts;
+  const auto key_of = [](const VerdictRow& row, bool sharded) {
+    return CountKey{row.result, sharded ? row.parallelism.value_or("") : "",
+                    row.exclusion_reason.value_or("")};
+  };
   json entries = json::array();
-  std::map<std::string, std::size_t> one_core_counts;
-  std::map<std::string, std::size_t> sharded_counts;
   for (const Type& type : types) {
-    ++one_core_counts[std::string(to_string(type.rows->one_core->result))];
-    if (const VerdictRow* sharded = type.rows->sharded) {
-      ++sharded_counts[sharded->result == VerdictResult::kExcluded
-                           ? sharded->exclusion_reason.value_or("EXCLUDED")
-                           : fmt::format("{} {}", to_string(sharded->result),
-                                         sharded->parallelism.value_or(""))];
-    }
+    ++one_core_counts[key_of(*type.rows->one_core, false)];
+    if (const VerdictRow* sharded = type.rows->sharded) ++sharded_counts[key_of(*sharded, true)];
     entries.push_back(census_entry_json(*type.name, *type.rows, task));
   }
+  const auto counts_json = [](const std::map<CountKey, std::size_t>& counts) {
+    json out = json::array();
+    for (const auto& [key, count] : counts) {
+      const auto& [result, parallelism, reason] = key;
+      out.push_back({{"status", to_string(result)},
+                     {"status_class", display_class(result)},
+                     {"parallelism", parallelism.empty() ? json(nullptr) : json(parallelism)},
+                     {"exclusion_reason", reason.empty() ? json(nullptr) : json(reason)},
+                     {"count", count}});
+    }
+    return out;
+  };
   json out = {{"stack", stack ? stack_json(stack->key()) : json(nullptr)},
               {"task", task.empty() ? json(nullptr) : json(task)},
               {"tasks", tasks},
@@ -261,7 +276,9 @@ Result<json> SpaceIndex::architectures_json(const QueryParams& params) const {
               {"search", search},
               {"sort", kArchitectureSorts[static_cast<std::size_t>(sort)].second},
               {"total", entries.size()},
-              {"counts", {{"one_core", one_core_counts}, {"sharded", sharded_counts}}},
+              {"counts",
+               {{"one_core", counts_json(one_core_counts)},
+                {"sharded", counts_json(sharded_counts)}}},
               {"architectures", std::move(entries)}};
   return out;
 }

@@ -1,5 +1,6 @@
-"""A small but complete Space: a dataset of several stacks, rankings, a catalog and backend
-profiles, written with the real C++ writer. Shared by the robustness and browser tests."""
+"""A small but complete Space: a dataset of several stacks, a census beside it, rankings, a
+catalog and backend profiles, written with the real C++ writer. Shared by the robustness and
+browser tests."""
 import json
 from pathlib import Path
 
@@ -117,6 +118,8 @@ LISTED_FACTS = {
     "community-13/tiny-model-13": ({"BF16": 46_702_792_704}, "mixtral"),  # EP plan only
     "community-14/tiny-model-14": ({"F32": 6_053_381_344}, "gptj"),  # no parallel plan
     "community-15/tiny-model-15": ({"BF16": 1_000_000_000_000}, "llama"),  # too large
+    "community-16/tiny-model-16": ({"BF16": 2_000_000_000}, "bloom"),  # fails on one core
+    "openai-community/gpt2": ({"F32": 124_439_808}, "gpt2"),  # tested: no census line
 }
 # What each transformers version offers per model type, as canrun's stack cache keeps it.
 PARALLEL = {"llama": (True, False), "mixtral": (False, True), "gptj": (False, False)}
@@ -190,6 +193,50 @@ def write_logs(dataset: Path, written_rows):
             path.write_text(HOSTILE_LOG)
 
 
+# The architecture census served beside the dataset (canrun census's rows: one core as
+# canrun-census/<type>, sharded as canrun-census-sharded/<type>), on the newest neuron stack and
+# the one before it (transformers 5.18.0), where mixtral's expert-parallel run passed.
+CENSUS_TYPES = {  # type → (one core, sharded, claims fullgraph / tp plan / ep plan)
+    "llama": ("PASS", ("PASS", "tp"), (True, True, False)),
+    "mixtral": ("PASS", ("FAIL_COMPILE", "ep"), (True, False, True)),
+    "gptj": ("PASS", ("EXCLUDED", "no_parallel_plan"), (None, False, False)),
+    "gpt2": ("PASS", ("EXCLUDED", "no_parallel_plan"), (True, False, False)),
+    "bloom": ("FAIL_RUNTIME", None, (True, True, False)),
+    "bart": ("EXCLUDED", None, (True, False, False)),
+}
+
+
+def census_rows():
+    out = []
+    for stack in (NEW, NEW_LIB):
+        for model_type, (one_core, sharded, (fullgraph, tp, ep)) in CENSUS_TYPES.items():
+            facts = dict(model_type=model_type, claims_fullgraph=fullgraph, claims_tp_plan=tp,
+                         claims_ep_plan=ep, **stack)
+            row = verdict_row(f"canrun-census/{model_type}", one_core, output_text="x x x",
+                              weights_bytes=400_000, **facts)
+            if model_type == "bart":
+                row.update(exclusion_reason="other_task",
+                           error="bart belongs to text2text-generation")
+            out.append(row)
+            if not sharded:
+                continue
+            result, how = sharded
+            if stack is NEW and model_type == "mixtral":
+                result = "PASS"
+            if result == "EXCLUDED":
+                row = verdict_row(f"canrun-census-sharded/{model_type}", "EXCLUDED", **facts)
+                row.update(exclusion_reason=how, parallelism=None)
+            else:
+                row = verdict_row(f"canrun-census-sharded/{model_type}", result, cores=2,
+                                  parallelism=how, verification="agreement", agreement=1.0,
+                                  **facts)
+                if result != "PASS":
+                    row.update(error="torch._dynamo.exc.Unsupported: fake tensor of a DTensor",
+                               error_signature="dynamo unsupported: fake tensor of a dtensor")
+            out.append(row)
+    return out
+
+
 def build_space(root: Path, write_rows):
     """Writes everything under root; returns the serve arguments."""
     write_rows(root / "dataset", rows())
@@ -199,5 +246,7 @@ def build_space(root: Path, write_rows):
     write_catalog(root / "catalog")
     write_backends(root / "backends")
     write_stack_cache(root / "cache")
+    write_rows(root / "census", census_rows())
     return ["--data", root / "dataset", "--rankings", root / "rankings", "--catalog",
-            root / "catalog", "--backends", root / "backends", "--cache", root / "cache"]
+            root / "catalog", "--backends", root / "backends", "--cache", root / "cache",
+            "--census", root / "census"]

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -220,6 +221,108 @@ def test_model_page_api(space):
     assert get_json(space, "/api/model/bad..id/x")[0] == 400
 
 
+# --- the census served beside the dataset --------------------------------------------------
+
+NEW_LIB_STEM = "neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.19.0"
+NEW_STEM = "neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.18.0"
+
+
+def test_architectures_list_every_type_of_the_census_stack(space):
+    status, body = get_json(space, "/api/architectures")
+    assert status == 200
+    # By default, the census of the Space's default stack.
+    assert body["stack"]["stem"] == NEW_LIB_STEM and body["task"] == "text-generation"
+    assert sorted(body["stacks"]) == sorted([NEW_LIB_STEM, NEW_STEM])
+    by_type = {entry["model_type"]: entry for entry in body["architectures"]}
+    assert list(by_type) == ["bart", "bloom", "gpt2", "gptj", "llama", "mixtral"]
+    llama = by_type["llama"]
+    assert llama["one_core"]["status"] == "PASS" and llama["one_core"]["model_id"] == "canrun-census/llama"
+    assert llama["sharded"]["status"] == "PASS" and llama["sharded"]["parallelism"] == "tp"
+    assert llama["text"] == ("architecture llama: PASS on 1 core, PASS tensor parallel "
+                             "(census, random weights)")
+    assert llama["claims"] == {"fullgraph": True, "tp_plan": True, "ep_plan": False}
+    # SmolLM2 and community-12, -15 list llama; a model in both sorts counts once.
+    assert llama["ranked_models"] == 3
+    mixtral = by_type["mixtral"]
+    assert mixtral["sharded"]["status"] == "FAIL_COMPILE" and mixtral["sharded"]["parallelism"] == "ep"
+    assert mixtral["cause"] == "dynamo unsupported: fake tensor of a dtensor"
+    assert by_type["gptj"]["sharded"]["exclusion_reason"] == "no_parallel_plan"
+    assert by_type["gptj"]["claims"]["fullgraph"] is None
+    assert by_type["bloom"]["sharded"] is None and by_type["bloom"]["cause"] == "fail_runtime"
+    assert by_type["bart"]["one_core"]["status"] == "EXCLUDED" and by_type["bart"]["cause"] == "other_task"
+    one_core = {(c["status"], c["exclusion_reason"]): c["count"] for c in body["counts"]["one_core"]}
+    assert one_core == {("PASS", None): 4, ("FAIL_RUNTIME", None): 1, ("EXCLUDED", "other_task"): 1}
+    sharded = {(c["status"], c["parallelism"], c["exclusion_reason"]): c["count"]
+               for c in body["counts"]["sharded"]}
+    assert sharded == {("PASS", "tp", None): 1, ("FAIL_COMPILE", "ep", None): 1,
+                       ("EXCLUDED", None, "no_parallel_plan"): 2}
+    # The other stack's census: mixtral's expert-parallel run passed there.
+    status, body = get_json(space, f"/api/architectures?stack={quote(NEW_STEM)}&q=MIX")
+    assert [e["model_type"] for e in body["architectures"]] == ["mixtral"]
+    assert body["architectures"][0]["sharded"]["status"] == "PASS"
+    # Sorted by verdict: PASS first, then failures by kind, then EXCLUDED.
+    status, body = get_json(space, "/api/architectures?sort=one_core")
+    assert [e["one_core"]["status"] for e in body["architectures"]] == [
+        "PASS", "PASS", "PASS", "PASS", "FAIL_RUNTIME", "EXCLUDED"]
+    status, body = get_json(space, "/api/architectures?sort=ranked")
+    assert body["architectures"][0]["model_type"] == "llama"
+
+
+@pytest.mark.parametrize("query, names, words", [
+    ("stack=neuron__nothing-1__transformers-1", ["stack"], "census stacks:"),
+    ("task=fill-mask", ["task"], "its tasks: text-generation"),
+    ("sort=size", ["sort"], "type, one_core, sharded, ranked"),
+    ("view=x", ["view"], "view"),
+])
+def test_bad_architectures_parameters_are_400_naming_them(space, query, names, words):
+    status, body = get_json(space, f"/api/architectures?{query}")
+    assert status == 400 and body["parameters"] == names and words in body["error"]
+
+
+def test_untested_models_carry_their_types_census_line_and_tested_ones_do_not(space):
+    status, body = get_json(space, "/api/models?view=downloads&task=text-generation&limit=100")
+    by_id = {m["id"]: m for m in body["models"]}
+    smol = by_id["HuggingFaceTB/SmolLM2-135M-Instruct"]
+    assert smol["status"] == "not tested" and smol["predicted"]["cores"] == 1
+    assert smol["census"]["text"] == ("architecture llama: PASS on 1 core, PASS tensor parallel "
+                                      "(census, random weights)")
+    assert smol["census"]["stack"]["stem"] == NEW_LIB_STEM
+    assert by_id["community-16/tiny-model-16"]["census"]["text"] == (
+        "architecture bloom: FAIL_RUNTIME on 1 core (census, random weights)")
+    assert by_id["community-14/tiny-model-14"]["census"]["text"] == (
+        "architecture gptj: PASS on 1 core, no parallel plan (census, random weights)")
+    # gpt2 has a verdict of its own, and its type a census row: the verdict only.
+    assert by_id["openai-community/gpt2"]["status"] == "PASS"
+    assert by_id["openai-community/gpt2"]["census"] is None
+    # Excluded by the catalog, or listed without a type: no census line.
+    assert by_id["meta-llama/Llama-3.2-1B-Instruct"]["census"] is None
+    assert by_id["community-20/tiny-model-20"]["census"] is None
+    # On a stack without a census (cpu), none either.
+    status, body = get_json(space, "/api/models?view=downloads&backend=cpu&limit=100")
+    assert all(m["census"] is None for m in body["models"])
+    # The model page says the same.
+    status, body = get_json(space, "/api/model/community-13/tiny-model-13")
+    assert body["status"] == "not tested" and body["census_row"] is False
+    assert body["census"]["text"] == ("architecture mixtral: PASS on 1 core, FAIL_COMPILE expert "
+                                      "parallel (census, random weights)")
+    status, body = get_json(space, "/api/model/openai-community/gpt2")
+    assert body["verdict"] is not None and body["census"] is None
+
+
+def test_a_census_rows_page_is_served_from_the_census(space):
+    status, body = get_json(space, "/api/model/canrun-census-sharded/mixtral")
+    assert status == 200 and body["census_row"] is True
+    assert body["stack"]["stem"] == NEW_LIB_STEM
+    assert body["verdict"]["model_type"] == "mixtral" and body["status"] == "FAIL_COMPILE"
+    assert body["verdict"]["run_py"] == "print('hi')\n"
+    assert [h["status"] for h in body["history"]] == ["FAIL_COMPILE", "PASS"]
+    assert body["history"][0]["regression"] is True
+    status, body = get_json(space, "/api/model/canrun-census/llama?library_version=5.18.0")
+    assert status == 200 and body["stack"]["stem"] == NEW_STEM and body["status"] == "PASS"
+    status, body = get_json(space, "/api/model/canrun-census/nothing")
+    assert status == 404 and "census" in body["error"]
+
+
 def test_health_and_metrics(space):
     status, body = get_json(space, "/healthz")
     assert status == 200 and body["status"] == "ok" and body["stacks"] == 5
@@ -430,6 +533,9 @@ def test_bad_inputs_exit_2_naming_them(canrun, tmp_path, space_args):
     result = canrun("serve", *space_args[:2], "--catalog", catalog, "--port", "0")
     assert result.returncode == 2
     assert "selected.toml:2" in result.stderr
+    result = canrun("serve", *space_args[:2], "--census", tmp_path / "no-census", "--port", "0")
+    assert result.returncode == 2
+    assert "census dataset folder" in result.stderr and "no-census" in result.stderr
 
 
 def test_a_port_in_use_is_an_error_naming_it(canrun, space_args):
