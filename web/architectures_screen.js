@@ -28,7 +28,8 @@ function verdictLink(verdict, stack, task, id) {
 function shardedCell(entry, stack, task) {
   const sharded = entry.sharded;
   if (!sharded) {
-    return h('td', {}, h('span', { class: 'muted' }, entry.one_core.status === 'PASS' ? '—' : 'not run: fails on one core'));
+    const failed = !['PASS', 'EXCLUDED'].includes(entry.one_core.status);
+    return h('td', {}, h('span', { class: 'muted' }, failed ? 'not run: fails on one core' : '—'));
   }
   if (sharded.status === 'EXCLUDED') {
     return h('td', {}, verdictLink(sharded, stack, task, null), h('span', { class: 'reason' }, reasonText(sharded.exclusion_reason)));
@@ -91,8 +92,11 @@ function counts(title, tally, id) {
 
 /** Draws the Architectures view for `state` into `root`, unless a newer render took over. */
 export async function renderArchitectures(root, state, isCurrent) {
-  const params = state.params;
-  const [versions, data] = await Promise.all([loadVersions(), fetchArchitectures(params)]);
+  const versions = await loadVersions();
+  // A task the census does not cover (the list's, kept by the tabs) falls back to its first.
+  const censusTasks = new Set((versions.census || []).flatMap((item) => item.tasks));
+  const params = { ...state.params, task: censusTasks.has(state.params.task) ? state.params.task : '' };
+  const data = await fetchArchitectures(params);
   if (!isCurrent()) return;
   const hadFocus = document.activeElement && document.activeElement.id;
   const view = VIEWS.find((item) => item.id === 'architectures');
@@ -107,11 +111,11 @@ export async function renderArchitectures(root, state, isCurrent) {
       searchTimer = setTimeout(() => navigate(listUrl({ ...params, view: 'architectures', q: value }), { replace: true }), 120);
     },
   });
-  const controls = h('div', { class: 'controls' },
+  const controls = h('div', { class: 'controls architectures-controls' },
     h('label', { class: 'control search-control', for: 'search' }, h('span', { class: 'control-label' }, 'Model type'), search),
     selectControl('task', 'Task', data.tasks.map((task) => ({ value: task, label: task })), data.task || '',
       (value) => navigate(listUrl({ ...params, view: 'architectures', task: value }))),
-    selectControl('census-stack', 'Stack', censusStacks.map((item) => ({ value: item.stem, label: `${item.backend} · ${stackLabel(item)}` })),
+    selectControl('census-stack', 'Stack', censusStacks.map((item) => ({ value: item.stem, label: `${item.backend} · ${item.library} ${item.library_version} · ${item.compiler} ${item.compiler_version}` })),
       data.stack ? data.stack.stem : '',
       (value) => navigate(listUrl({ ...params, view: 'architectures', stack: value, task: '' }))));
 

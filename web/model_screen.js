@@ -257,7 +257,8 @@ export async function renderModel(root, state, isCurrent) {
       navigate(modelUrl(data.id, { task: data.task, backend: data.stack.backend, compiler_version: compilerVersion, library_version: libraryVersion }));
     }) : null;
 
-  root.replaceChildren(
+  // replaceChildren would draw a null as the text "null": the sections a page lacks are left out.
+  root.replaceChildren(...[
     h('nav', { class: 'crumbs' }, h('a', { href: back, 'data-nav': true }, census ? '← Architectures' : '← All models')),
     h('section', { class: 'card model-head' },
       h('div', { class: 'title-row' },
@@ -275,6 +276,6 @@ export async function renderModel(root, state, isCurrent) {
     stackTable ? h('section', { class: 'card' }, h('h2', {}, 'Stack'), stackTable) : null,
     data.backends && data.backends.length ? h('section', { class: 'card' }, h('h2', {}, 'Across backends (latest verdict on each)'), backendsTable(data)) : null,
     h('section', { class: 'card' }, h('h2', {}, 'History across versions'),
-      data.history.length ? historyTable(data) : h('p', { class: 'muted' }, 'No results on any stack yet.')));
+      data.history.length ? historyTable(data) : h('p', { class: 'muted' }, 'No results on any stack yet.'))].filter(Boolean));
   document.title = `canrun — ${data.id}`;
 }

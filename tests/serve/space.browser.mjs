@@ -62,6 +62,8 @@ test('switching views and tasks changes the table and the URL', async () => {
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => document.activeElement?.id === 'tab-tested');
   await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.activeElement?.id === 'tab-architectures');
+  await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => document.activeElement?.id === 'tab-selected');
   assert.equal(await page.getByRole('tab', { selected: true }).textContent(), 'Selected');
   assert.equal(new URL(page.url()).search, '');
@@ -241,6 +243,100 @@ test('Downloads shows predicted plans for untested models, apart from verdicts',
   await phone.waitForFunction(() => document.querySelectorAll('table.models tbody tr').length > 5);
   await phone.screenshot({ path: join(artifacts, 'predicted-phone.png'), fullPage: true });
   await phone.close();
+});
+
+test('Architectures lists the census of the stack: verdicts, causes, claims; sorts, searches, links rows', async () => {
+  for (const [viewport, name] of [[undefined, 'architectures-laptop'], [{ width: 390, height: 844 }, 'architectures-phone']]) {
+    // From a task the census does not cover: the view falls back to the census's first task.
+    const page = await openPage('/?view=architectures&task=sentence-similarity', viewport);
+    const types = () => page.locator('#architectures-table tbody a.model-link').allTextContents();
+    assert.deepEqual(await types(), ['bart', 'bloom', 'gpt2', 'gptj', 'llama', 'mixtral']);
+    assert.equal(await page.locator('#task').inputValue(), 'text-generation');
+    assert.equal(await page.locator('#census-stack').inputValue(), 'neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.19.0');
+    const row = (type) => page.locator(`#type-${type}`);
+    assert.match(await row('mixtral').textContent(), /PASS.*FAIL_COMPILE.*expert parallel.*dynamo unsupported: fake tensor of a dtensor/);
+    assert.match(await row('gptj').textContent(), /no parallel plan/);
+    assert.match(await row('bloom').textContent(), /FAIL_RUNTIME.*not run: fails on one core/);
+    assert.match(await row('bart').textContent(), /EXCLUDED.*another task/);
+    assert.match(await page.locator('#counts-one-core').textContent(), /PASS 4.*FAIL_RUNTIME 1.*EXCLUDED another task 1/);
+    assert.match(await page.locator('#counts-sharded').textContent(), /PASS tp 1.*FAIL_COMPILE ep 1.*EXCLUDED no parallel plan 2/);
+    if (!viewport) {
+      assert.match(await row('llama').locator('.col-claims').textContent(), /full graph · TP plan/);
+      assert.equal(await row('llama').locator('.col-ranked').textContent(), '3');
+    }
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    if (viewport) { await page.close(); continue; }
+    // Sort by the sharded verdict, then search; the URL keeps both.
+    await page.locator('#sort-sharded').click();
+    await page.waitForURL(/sort=sharded/);
+    await settled(page);
+    assert.deepEqual((await types()).slice(0, 2), ['llama', 'mixtral']);
+    await page.locator('#search').fill('MIX');
+    await page.waitForURL(/q=MIX/);
+    await settled(page);
+    assert.deepEqual(await types(), ['mixtral']);
+    // The other stack: mixtral's expert-parallel run passed there.
+    await page.locator('#census-stack').selectOption('neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.18.0');
+    await page.waitForURL(/transformers-5\.18\.0/);
+    await settled(page);
+    assert.match(await row('mixtral').textContent(), /PASS.*PASS.*expert parallel/);
+    // A verdict links its census row's page: run.py, the stack, the history.
+    await row('mixtral').locator('a.verdict-link').nth(1).click();
+    await page.waitForURL(/\/model\/canrun-census-sharded\/mixtral/);
+    await settled(page);
+    assert.match(await page.locator('#census-row').textContent(), /A census row: a tiny random-weight checkpoint of the model type mixtral/);
+    assert.equal(await page.locator('.hub-link').count(), 0);
+    assert.match(await page.locator('.stack-line').first().textContent(), /transformers 5\.18\.0/);
+    assert.ok(await page.locator('#run-py').count());
+    await page.screenshot({ path: join(artifacts, 'census-row-laptop.png'), fullPage: true });
+    await page.getByRole('link', { name: '← Architectures' }).click();
+    await page.waitForURL(/view=architectures/);
+    await settled(page);
+    assert.deepEqual(await types(), ['mixtral']);
+    await page.close();
+  }
+});
+
+test('an untested model shows its architecture\'s census line, marked as such; a tested one its verdict only', async () => {
+  for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+    const page = await openPage('/?view=trending&q=-1', viewport);
+    const rowOf = (id) => page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) });
+    const line = rowOf('community-13/tiny-model-13').locator('.census-line');
+    assert.equal(await line.textContent(), 'architecture mixtral: PASS on 1 core, FAIL_COMPILE expert parallel (census, random weights)');
+    assert.match(await line.getAttribute('title'), /not this model’s verdict/);
+    assert.equal(await rowOf('community-13/tiny-model-13').locator('.badge').first().textContent(), 'Not tested');
+    assert.equal(await rowOf('community-16/tiny-model-16').locator('.census-line').textContent(),
+      'architecture bloom: FAIL_RUNTIME on 1 core (census, random weights)');
+    // Tested models (community-1 … 11) show their verdict, never a census line.
+    assert.equal(await rowOf('community-1/tiny-model-1').locator('.census-line').count(), 0);
+    assert.ok(await line.isVisible());
+    await page.screenshot({ path: join(artifacts, `census-line-${suffix}.png`), fullPage: true });
+    if (!viewport) {
+      // The line links the type's row of the Architectures view.
+      await line.click();
+      await page.waitForURL(/view=architectures/);
+      await settled(page);
+      assert.deepEqual(await page.locator('#architectures-table tbody a.model-link').allTextContents(), ['mixtral']);
+    }
+    await page.close();
+    // The model page: the census line beside the predicted plan, said to be the architecture's.
+    const model = await openPage('/model/community-13/tiny-model-13', viewport);
+    assert.match(await model.locator('#census-evidence').textContent(),
+      /^Its architecture: architecture mixtral: PASS on 1 core, FAIL_COMPILE expert parallel \(census, random weights\)\. Evidence from the architecture, not this model’s verdict/);
+    assert.ok(await model.locator('#predicted-plan').count());
+    // An untested model's page lacks sections, and draws no trace of them.
+    assert.doesNotMatch(await model.locator('#app').textContent(), /null/);
+    await model.screenshot({ path: join(artifacts, `census-model-${suffix}.png`), fullPage: true });
+    await model.close();
+  }
+  // gpt2's type is in the census, and gpt2 has a verdict: the verdict only.
+  const tested = await openPage('/?view=downloads&q=gpt2');
+  assert.equal(await tested.locator('table.models tbody tr .badge').first().textContent(), 'PASS');
+  assert.equal(await tested.locator('.census-line').count(), 0);
+  await tested.close();
+  const gpt2 = await openPage('/model/openai-community/gpt2');
+  assert.equal(await gpt2.locator('#census-evidence').count(), 0);
+  await gpt2.close();
 });
 
 test('Tested lists every tested model, sorts by its column headers, and search works in it', async () => {

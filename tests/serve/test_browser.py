@@ -29,5 +29,7 @@ def test_space_in_chromium(canrun_bin, tmp_path, write_rows):
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-4000:]
     for name in ("main-laptop", "model-laptop", "main-phone", "model-phone", "tested-laptop",
                  "causes-laptop", "causes-phone", "compare-laptop", "compare-phone", "image-laptop",
-                 "image-phone"):
+                 "image-phone", "architectures-laptop", "architectures-phone", "census-row-laptop",
+                 "census-line-laptop", "census-line-phone", "census-model-laptop",
+                 "census-model-phone"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name
