@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all setup configure build test test-unit test-integration test-e2e test-browser \
-        demo bench format lock clean space-check
+        demo census bench format lock clean space-check
 
 all: build
 
@@ -35,6 +35,12 @@ test-unit test-integration test-e2e test-browser: test-%: build
 demo: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target canrun
 	scripts/demo.sh $(BUILD_DIR)
+
+# The architecture census of both stacks on cpu, published in demo/census: hours of CPU, resumable
+# (run it again to continue). Not part of `make demo` or `make test`.
+census: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target canrun
+	scripts/census.sh $(BUILD_DIR)
 
 bench: build
 	scripts/bench.sh $(BUILD_DIR)

@@ -74,5 +74,7 @@ echo
 echo "demo: the Space, on the zoo's catalog and rankings (Ctrl-C stops it); open the address below:"
 serve_args=(--data "$out/dataset" --catalog demo/catalog --rankings demo/rankings
   --refresh-rankings 0 --cache "$out/cache" --host 127.0.0.1 --port "${DEMO_PORT:-7860}")
+# The architecture census `make census` published, served beside the zoo (not run again here).
+if [ -d demo/census/data ]; then serve_args+=(--census demo/census); fi
 if [ -n "${DEMO_EXIT_AFTER:-}" ]; then serve_args+=(--exit-after "$DEMO_EXIT_AFTER"); fi
 exec "$canrun" serve "${serve_args[@]}"

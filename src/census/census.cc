@@ -347,7 +347,13 @@ Result<CensusOutcome> run_census(const CensusOptions& options, process::ProcessL
   ::setenv("HF_HOME", hf_home.c_str(), 1);
   ::setenv("HF_HUB_OFFLINE", "1", 1);
   ::unsetenv("HF_HUB_CACHE");
-  const fs::path campaigns = fs::path(options.out) / ".census" / profile.name / stack_name;
+  // A folder per set of tasks: a census of other tasks into the same dataset (a later sitting of
+  // `make census`) is a campaign of its own, never a resume of another's planned work.
+  std::vector<std::string> task_set = options.tasks;
+  std::sort(task_set.begin(), task_set.end());
+  task_set.erase(std::unique(task_set.begin(), task_set.end()), task_set.end());
+  const fs::path campaigns = fs::path(options.out) / ".census" / profile.name / stack_name /
+                             fmt::format("{}", fmt::join(task_set, "+"));
   if (!one_core_lines.empty()) {
     CANRUN_ASSIGN_OR_RETURN(
         outcome.one_core,

@@ -8,8 +8,9 @@
 //             (the step and the error), with what transformers claims for it
 //   record    a type not built is an EXCLUDED row at once: `other_task` or `build_failed`
 //   one core  a campaign (campaign/local_campaign.h) of every type built, on one core, in
-//             DATASET/.census/<backend>/transformers-<version>/one-core: packing, resume, logs,
-//             verdicts against the CPU reference as any campaign's
+//             DATASET/.census/<backend>/transformers-<version>/<tasks>/one-core (<tasks>: the
+//             tasks joined by "+"): packing, resume, logs, verdicts against the CPU reference as
+//             any campaign's
 //   sharded   for text generation, every type that PASSed on one core, as
 //             canrun-census-sharded/<type> (the same snapshot under a second id, so that its
 //             row does not replace the one-core row) over `shard_cores` cores with the

@@ -193,8 +193,9 @@ void register_census_command(const CommandRegistry& registry) {
                       "Use at most this many cores; default: all (see canrun campaign)");
   command->add_option("--timeout", options->trial.timeout_s, "Seconds each run may take")
       ->capture_default_str();
-  command->add_flag("--resume", options->resume,
-                    "Continue the census in its folder (DATASET/.census/BACKEND/STACK)");
+  command->add_flag(
+      "--resume", options->resume,
+      "Continue the census of these tasks in its folder (DATASET/.census/BACKEND/STACK/TASKS)");
   command
       ->add_option("--executor", options->executor, "local only: the census runs on this machine")
       ->capture_default_str();
