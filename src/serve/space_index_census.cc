@@ -269,17 +269,17 @@ Result<json> SpaceIndex::architectures_json(const QueryParams& params) const {
     }
     return out;
   };
-  json out = {{"stack", stack ? stack_json(stack->key()) : json(nullptr)},
-              {"task", task.empty() ? json(nullptr) : json(task)},
-              {"tasks", tasks},
-              {"stacks", stems},
-              {"search", search},
-              {"sort", kArchitectureSorts[static_cast<std::size_t>(sort)].second},
-              {"total", entries.size()},
-              {"counts",
-               {{"one_core", counts_json(one_core_counts)},
-                {"sharded", counts_json(sharded_counts)}}},
-              {"architectures", std::move(entries)}};
+  json out = {
+      {"stack", stack ? stack_json(stack->key()) : json(nullptr)},
+      {"task", task.empty() ? json(nullptr) : json(task)},
+      {"tasks", tasks},
+      {"stacks", stems},
+      {"search", search},
+      {"sort", kArchitectureSorts[static_cast<std::size_t>(sort)].second},
+      {"total", entries.size()},
+      {"counts",
+       {{"one_core", counts_json(one_core_counts)}, {"sharded", counts_json(sharded_counts)}}},
+      {"architectures", std::move(entries)}};
   return out;
 }
 
