@@ -74,4 +74,4 @@ seconds=$(awk '{ s += $3 } END { print s }' "$work/sittings.log")
 } >> "$published.new/README.md"
 rm -rf "$published"
 mv "$published.new" "$published"
-echo "census: published in $published (make demo serves it)"
+echo "census: published in $published"
