@@ -1,8 +1,38 @@
 def load(torch, auto_class):
     """from_pretrained in the profile's dtype; each rank loads its own shard."""
     torch.distributed.init_process_group(DISTRIBUTED_BACKEND)
+    stable_mesh_cache_keys()
     model = auto_class.from_pretrained(MODEL, revision=REVISION, dtype=getattr(torch, DTYPE), **sharding())
     return model.eval()
+
+
+def stable_mesh_cache_keys():
+    """Lets a sharded graph find itself in the compile cache on the next run. TorchInductor's
+    graph cache key pickles each DeviceMesh a graph holds, with the mesh's hash; that hash mixes
+    hash(None), which Python 3.11 takes from None's address, and salted strings, so the key
+    changed in every process and a tensor-parallel graph was never found. In the key, a mesh is
+    what makes it the same mesh: its device type, ranks, dimension names and this rank's place
+    in it (each rank keeps its own graphs). Without these internals the key stays as it was."""
+    try:
+        from torch._inductor.codecache import FxGraphCachePickler
+        from torch.distributed.device_mesh import DeviceMesh
+    except ImportError:
+        return
+    if getattr(FxGraphCachePickler, "_canrun_stable_meshes", False):
+        return
+
+    def reduce_mesh(mesh):
+        return (str, (repr(("DeviceMesh", mesh.device_type, mesh.mesh.tolist(),
+                            mesh.mesh_dim_names, mesh.get_coordinate())),))
+
+    init = FxGraphCachePickler.__init__
+
+    def init_with_meshes(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.dispatch_table[DeviceMesh] = reduce_mesh
+
+    FxGraphCachePickler.__init__ = init_with_meshes
+    FxGraphCachePickler._canrun_stable_meshes = True
 
 
 def sharding():

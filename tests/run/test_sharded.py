@@ -98,6 +98,32 @@ def test_rank_with_slightly_wrong_weights_fails_by_agreement(canrun, canrun_test
     assert row["judge_score"] is not None  # the judge was asked too; agreement decided
 
 
+def test_a_tensor_parallel_run_finds_its_graphs_in_the_compile_cache_next_time(canrun_bin, hf_home, tmp_path):
+    # The rendered run.py of tiny-llama over 2 ranks, run twice into one empty compile cache, as
+    # a user (or a fleet sharing a cache) would: the second run compiles nothing. (Its DeviceMesh
+    # used to put an address into every graph's cache key: each run missed every graph.)
+    env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1",
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "graphs"))
+    env.pop("HF_HUB_CACHE", None)
+    script = subprocess.run([str(canrun_bin), "render", "canrun-fixtures/tiny-llama", "--cores", "2",
+                             "--parallelism", "tp", "--cache", str(tmp_path / "cache")],
+                            capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    assert "tp_plan" in script
+    (tmp_path / "run.py").write_text(script)
+    python = os.environ.get("CANRUN_PYTHON", "python3")
+    runs = []
+    for _ in range(2):
+        result = subprocess.run([python, "run.py"], cwd=tmp_path, capture_output=True, text=True,
+                                env=env, timeout=600)
+        line = [l for l in result.stdout.splitlines() if l.startswith("CANRUN_RESULT ")][-1]
+        runs.append(json.loads(line.removeprefix("CANRUN_RESULT ")))
+        assert result.returncode == 0 and runs[-1]["ok"], result.stderr[-3000:]
+    first, second = runs
+    assert first["compile_cache"]["misses"] > 0 and first["compile_cache"]["hits"] == 0, first["compile_cache"]
+    assert second["compile_cache"] == {"hits": first["compile_cache"]["misses"], "misses": 0}
+    assert second["tokens"] == first["tokens"]
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
