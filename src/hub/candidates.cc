@@ -38,6 +38,7 @@ struct ModelSignals {
   //! A pipeline's components canrun does not load (ModelFacts::foreign_components).
   std::vector<std::string> foreign_components;
   bool foreign_components_in_repo = false;
+  std::optional<bool> has_tokenizer;  //!< unknown without the file list
 };
 
 std::optional<CandidateExclusion> automatic_exclusion(
@@ -92,7 +93,20 @@ std::optional<CandidateExclusion> automatic_exclusion(
         fmt::format("Task {} has no canrun recipe yet (tested: {}).", model_task, task_list()),
         false};
   }
-  if (model_task != task) {  // its own task's recipe would test it, not this one's
+  const task::TaskSpec* spec = task::find_task(task);
+  if (spec && spec->text_only && model.has_tokenizer == false) {
+    return CandidateExclusion{
+        "unsupported_task",
+        fmt::format("No tokenizer in the repo: canrun's {} recipe encodes text, and this is an "
+                    "encoder of something else ({}: images or audio?).",
+                    task,
+                    model.architectures.empty() ? std::string("no architecture named")
+                                                : model.architectures.front()),
+        false};
+  }
+  // Its own task's recipe would test it, not this one's; unless this task takes that one's
+  // models too (SPEC.md §1).
+  if (model_task != task && !(spec && spec->takes_models_of == model_task)) {
     return CandidateExclusion{
         "unsupported_task",
         fmt::format("The Hub lists it for {}, not {}: canrun tests it as {} (--task {}).",
@@ -157,7 +171,8 @@ Result<std::vector<Candidate>> select_candidates(const CandidateInputs& inputs,
                  has_tag(facts->tags, "custom_code"),
                  facts->pipeline_tag,
                  facts->foreign_components,
-                 facts->foreign_components_in_repo};
+                 facts->foreign_components_in_repo,
+                 facts->files.empty() ? std::nullopt : std::optional(facts->has_tokenizer())};
     } else if (const auto ranked = ranked_by_id.find(candidate.id);
                ranked != ranked_by_id.end() && (facts.error().code() == ErrorCode::kUnavailable ||
                                                 facts.error().code() == ErrorCode::kTimeout)) {

@@ -64,6 +64,16 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
 
 }  // namespace
 
+bool ModelFacts::has_tokenizer() const {
+  static constexpr std::string_view kTokenizerFiles[] = {
+      "tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
+      "spiece.model", "sentencepiece.bpe.model"};
+  return std::any_of(files.begin(), files.end(), [](const std::string& file) {
+    return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), file) !=
+           std::end(kTokenizerFiles);
+  });
+}
+
 bool ModelFacts::has_safetensors() const {
   const bool pipeline = std::find(files.begin(), files.end(), "model_index.json") != files.end();
   for (const auto& file : files) {

@@ -75,6 +75,9 @@ struct ModelFacts {
   //! Whether the repo has safetensors weights (model.safetensors or its index; a pipeline's
   //! components' safetensors in their folders).
   bool has_safetensors() const;
+  //! Whether the repo has a tokenizer at its root (tokenizer.json, tokenizer_config.json, or a
+  //! vocabulary file); an image or audio encoder has none.
+  bool has_tokenizer() const;
 };
 
 //! Why a pipeline with foreign_components is excluded (remote_code when their code is the repo's,

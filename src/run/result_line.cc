@@ -111,6 +111,12 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   if (const auto found = json.find("queries"); found != json.end() && found->is_number_integer()) {
     report.queries = found->get<std::int64_t>();
   }
+  for (auto [key, field] : {std::pair{"pooling", &RunReport::pooling},
+                            std::pair{"pooling_source", &RunReport::pooling_source}}) {
+    if (const auto found = json.find(key); found != json.end() && found->is_string()) {
+      report.*field = found->get<std::string>();
+    }
+  }
   report.throughput = number(json, "throughput");
   report.throughput_unit = json.value("throughput_unit", "");
   report.time_to_first_image_s = number(json, "time_to_first_image_s");

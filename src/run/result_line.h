@@ -48,6 +48,9 @@ struct RunReport {
   //! a time; the first `queries` sentences are the queries of a retrieval set over the rest.
   std::vector<std::vector<double>> embeddings, embeddings_one_at_a_time;
   std::int64_t queries = 0;
+  //! feature-extraction: how the token states became one vector ("cls pooling, normalized") and
+  //! where the recipe read it ("from 1_Pooling/config.json", or the default mean's reason).
+  std::string pooling, pooling_source;
   //! The task's throughput figure and its unit ("sentences/s"), when the recipe measures one.
   std::optional<double> throughput;
   std::string throughput_unit;

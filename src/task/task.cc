@@ -67,6 +67,22 @@ const std::vector<TaskSpec>& tasks() {
           .display = Display::kText,  // a summary: sentences, dimensions, sentences/s
           .shards = false,
       },
+      // transformers' AutoModel, one pooled vector per sentence (the repo's sentence-transformers
+      // pooling, else the mean), compared as sentence-similarity's embeddings. A
+      // sentence-transformers repo listed here is tested through transformers (SPEC.md §1).
+      {
+          .name = "feature-extraction",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "feature-extraction", .library = "transformers"},
+          .recipe = "feature-extraction",
+          .default_prompt = "Where is the Eiffel Tower?",  // the first query
+          .comparison = Comparison::kEmbeddings,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // a summary: sentences, dimensions, pooling, sentences/s
+          .shards = false,
+          .takes_models_of = "sentence-similarity",
+          .text_only = true,
+      },
       // Encoder tasks of transformers: recipes/encoder.py, the logits compared.
       {
           .name = "text-classification",

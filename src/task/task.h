@@ -70,6 +70,13 @@ struct TaskSpec {
   bool shards = true;
   //! kLogits: what a row of the logits is, for messages ("sentence", "token", "masked token").
   std::string_view logits_row = {};
+  //! Another task whose models this one tests too: a model the Hub lists for it is a candidate
+  //! here, by this task's recipe, instead of being sent to its own (feature-extraction takes
+  //! sentence-similarity's models: sentence-transformers weights are transformers weights).
+  std::string_view takes_models_of = {};
+  //! The recipe encodes text, and the Hub lists image and audio encoders under the same tag: a
+  //! repo without a tokenizer is not for it.
+  bool text_only = false;
 };
 
 //! Every task canrun tests, in the order lists show them.

@@ -33,8 +33,14 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
   EXPECT_TRUE(generation->shards);
   EXPECT_THAT(task_names(),
               ::testing::ElementsAre("text-generation", "image-text-to-text", "sentence-similarity",
-                                     "text-classification", "fill-mask", "token-classification",
-                                     "text-to-image"));
+                                     "feature-extraction", "text-classification", "fill-mask",
+                                     "token-classification", "text-to-image"));
+  const TaskSpec* features = find_task("feature-extraction");
+  ASSERT_NE(features, nullptr);
+  EXPECT_EQ(features->library, "transformers");
+  EXPECT_EQ(features->recipe, "feature-extraction");
+  EXPECT_EQ(to_string(features->comparison), "embeddings");
+  EXPECT_FALSE(features->shards);
   for (const char* name : {"text-classification", "fill-mask", "token-classification"}) {
     const TaskSpec* encoder = find_task(name);
     ASSERT_NE(encoder, nullptr) << name;

@@ -49,11 +49,11 @@ TEST(CheckpointExclusionTest, ATaskWithoutARecipeAndAPipelineTagOfOneAreUnsuppor
   hub::ModelFacts facts;
   EXPECT_EQ(checkpoint_exclusion(checkpoint_of(facts), "text-to-speech", cpu_profile())->reason,
             "unsupported_task");
-  facts.pipeline_tag = "feature-extraction";
+  facts.pipeline_tag = "image-to-3d";
   const auto excluded = checkpoint_exclusion(checkpoint_of(facts), "fill-mask", cpu_profile());
   ASSERT_TRUE(excluded);
   EXPECT_EQ(excluded->reason, "unsupported_task");
-  EXPECT_NE(excluded->why.find("feature-extraction"), std::string::npos) << excluded->why;
+  EXPECT_NE(excluded->why.find("image-to-3d"), std::string::npos) << excluded->why;
 }
 
 TEST(CheckpointExclusionTest, QuantizedSaysWhatTheProfileRuns) {

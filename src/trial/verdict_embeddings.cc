@@ -23,11 +23,16 @@ void compare_embeddings_with_reference(const run::RunReport& report,
   const bool batched_worse = !batched.shape_error.empty() || batched.min_cosine < alone.min_cosine;
   const verify::EmbeddingComparison& worst = batched_worse ? batched : alone;
   const char* how = batched_worse ? "encoded in batches" : "encoded one at a time";
+  // feature-extraction says how it pooled, and from what.
+  const std::string pooled =
+      report.pooling.empty()
+          ? std::string()
+          : fmt::format(" ({}; {})", report.pooling, report.pooling_source);
   std::string summary = fmt::format(
-      "{} sentences, {}-dimensional embeddings; lowest cosine similarity with the CPU "
+      "{} sentences, {}-dimensional embeddings{}; lowest cosine similarity with the CPU "
       "reference {:.6f} (threshold {})",
       reference.embeddings.size(),
-      reference.embeddings.empty() ? 0 : reference.embeddings[0].size(),
+      reference.embeddings.empty() ? 0 : reference.embeddings[0].size(), pooled,
       worst.shape_error.empty() ? worst.min_cosine : 0.0, threshold);
   if (report.throughput) {
     summary += fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit);

@@ -52,12 +52,17 @@ def select(canrun, standin, tmp_path, catalog, cache_home):
     for model_id, entry in FIXTURE_MODELS.items():
         arch = {"openai-community/gpt2": "GPT2LMHeadModel",
                 "mistralai/Mixtral-8x7B-Instruct-v0.1": "MixtralForCausalLM",
-                "microsoft/phi-4-mini": "Phi3ForCausalLM"}.get(model_id, "LlamaForCausalLM")
+                "microsoft/phi-4-mini": "Phi3ForCausalLM",
+                "BAAI/bge-small-en-v1.5": "BertModel", "facebook/dinov2-small": "Dinov2Model",
+                "sentence-transformers/all-MiniLM-L6-v2": "BertModel"}.get(model_id, "LlamaForCausalLM")
         config = {"architectures": [arch], "model_type": "x"}
         if model_id == "microsoft/phi-4-mini":
             config["auto_map"] = {"AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"}
         info = {k: entry[k] for k in ("gated", "pipeline_tag", "library_name", "tags")}
-        standin.add_repo(model_id, dict(info, config=config), SAFETENSORS)
+        # An image encoder has an image processor where a text model has its tokenizer.
+        files = ({"preprocessor_config.json": b"{}"} if arch == "Dinov2Model"
+                 else {"tokenizer.json": b"{}"})
+        standin.add_repo(model_id, dict(info, config=config), {**SAFETENSORS, **files})
     standin.add_repo("canrun-test/curated-only", {
         "pipeline_tag": "text-generation", "config": {"architectures": ["Qwen3ForCausalLM"]}},
         SAFETENSORS)
@@ -69,7 +74,7 @@ def select(canrun, standin, tmp_path, catalog, cache_home):
         {"config.json": b"{}", "pytorch_model.bin": b"\0"})
     standin.add_repo("canrun-test/embedder", {
         "pipeline_tag": "sentence-similarity", "config": {"architectures": ["BertModel"]}},
-        SAFETENSORS)
+        {**SAFETENSORS, "tokenizer.json": b"{}", "modules.json": b"[]"})
     selected, exclusions = catalog
 
     # Pipelines, which the Hub lists with their files; their model_index.json names the classes.
@@ -148,6 +153,37 @@ def test_selected_then_ranked_each_with_its_reason(select):
     assert c["canrun-test/embedder"]["exclusion"]["why"] == (
         "The Hub lists it for sentence-similarity, not text-generation: canrun tests it as "
         "sentence-similarity (--task sentence-similarity).")
+
+
+def test_feature_extraction_takes_embedders_and_leaves_image_encoders(select, catalog):
+    selected, _ = catalog
+    selected.write_text(selected.read_text() + """
+[feature-extraction]
+models = [
+  { id = "canrun-test/embedder" },
+  { id = "HuggingFaceTB/SmolLM2-135M" },
+]
+""")
+    result = select("--top", "5", "--json", task="feature-extraction")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    # The curated list, then the Hub's feature-extraction ranking by downloads.
+    assert [c["id"] for c in out["candidates"]] == [
+        "canrun-test/embedder", "HuggingFaceTB/SmolLM2-135M", "BAAI/bge-small-en-v1.5",
+        "facebook/dinov2-small"]
+    c = by_id(out)
+    # A sentence-similarity model is a feature-extraction candidate too (SPEC.md §1), and so is
+    # a sentence-transformers repo the Hub lists under feature-extraction.
+    assert not c["canrun-test/embedder"]["excluded"], c["canrun-test/embedder"]
+    assert not c["BAAI/bge-small-en-v1.5"]["excluded"], c["BAAI/bge-small-en-v1.5"]
+    dinov2 = c["facebook/dinov2-small"]["exclusion"]
+    assert (dinov2["reason"], dinov2["rule"]) == ("unsupported_task", "automatic")
+    assert dinov2["why"] == ("No tokenizer in the repo: canrun's feature-extraction recipe encodes "
+                             "text, and this is an encoder of something else (Dinov2Model: images "
+                             "or audio?).")
+    smol = c["HuggingFaceTB/SmolLM2-135M"]["exclusion"]
+    assert smol["why"] == ("The Hub lists it for text-generation, not feature-extraction: canrun "
+                           "tests it as text-generation (--task text-generation).")
 
 
 def test_pipelines_of_custom_or_foreign_components_are_excluded(select, catalog):
