@@ -38,6 +38,26 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     assert row["error_signature"] == "FAIL_MISMATCH | logits differ from the CPU reference"
 
 
+# A backend whose kernels compute NaN: every task's comparison fails the run and names what it
+# computed, never a PASS, never a CRASH (sentence-similarity's case: test_sentence_similarity.py).
+@pytest.mark.parametrize("task,model,dims,words", [
+    ("text-generation", "canrun-fixtures/tiny-gpt2", "3", "token 1 "),
+    ("image-text-to-text", "canrun-fixtures/tiny-llava", "3", "token 1 "),
+    ("feature-extraction", "canrun-fixtures/tiny-bge-features", "3", "holds NaN or infinite values"),
+    ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "hold NaN or infinite values"),
+    ("fill-mask", "canrun-fixtures/tiny-bert-mlm", "3", "hold NaN or infinite values"),
+    ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "hold NaN or infinite values"),
+    ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
+])
+def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_test, tmp_path, task, model,
+                                                                         dims, words):
+    code, row, err = canrun_test(model, "--task", task, "--backend", fault_profile(
+        tmp_path, "poisoning", {"CANRUN_FAULT_GOOD_CALLS": "0", "CANRUN_FAULT_DIMS": dims}))
+    assert row is not None, err
+    assert (code, row["result"]) == (1, "FAIL_MISMATCH"), row["error"]
+    assert words in row["error"], row["error"]
+
+
 def test_a_backend_that_corrupts_the_denoiser_fails_by_the_image(canrun_test, tmp_path):
     code, row, err = canrun_test("canrun-fixtures/tiny-sd", "--task", "text-to-image",
                                  "--backend", perturbing(tmp_path, "4"))
