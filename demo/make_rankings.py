@@ -38,6 +38,10 @@ ZOO = {
   ("canrun-fixtures/tiny-xlmr-embedder", 99_000, 4, 21, "sentence-transformers"),
   ("canrun-fixtures/tiny-mpnet-embedder", 65_000, 3, 19, "sentence-transformers"),
  ],
+ "feature-extraction": [
+  ("canrun-fixtures/tiny-bge-features", 210_000, 12, 48, "sentence-transformers"),
+  ("canrun-fixtures/tiny-xlmr-features", 47_000, 2, 9, "transformers"),
+ ],
  "text-classification": [
   ("canrun-fixtures/tiny-distilbert-classifier", 330_000, 7, 55, "transformers"),
  ],

@@ -154,6 +154,8 @@ ENCODERS = {"tiny-distilbert-classifier": "text-classification", "tiny-bert-mlm"
             "tiny-roberta-mlm": "fill-mask", "tiny-electra-ner": "token-classification"}
 EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2"] + [f"canrun-fixtures/tiny-{family}-embedder"
                                                          for family in ("xlmr", "mpnet", "qwen3")]
+FEATURES = {"canrun-fixtures/tiny-bge-features": ("cls pooling, normalized", "from 1_Pooling/config.json"),
+            "canrun-fixtures/tiny-xlmr-features": ("mean pooling", "the default: no sentence-transformers")}
 PIPELINES = {"canrun-fixtures/tiny-sd": 32, "canrun-fixtures/tiny-pixart": 256}
 SENTENCE_TRANSFORMERS = {"5.18.0": "6.3.0", "4.57.6": "5.7.0"}  # each stack's lock
 
@@ -224,6 +226,20 @@ def test_every_embedder_family_passes_by_its_embeddings(stacks, version, model):
     stack = json.loads(row.stack)
     assert stack["transformers"] == version and stack["sentence-transformers"] == SENTENCE_TRANSFORMERS[version]
     assert "lowest cosine similarity with the CPU reference" in row.output_text
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+@pytest.mark.parametrize("model", FEATURES)
+def test_every_feature_extraction_family_passes_by_its_pooled_vectors(stacks, version, model):
+    row = stacks[version].loc[(model, "feature-extraction")]
+    assert row.result == "PASS", row.error
+    assert (row.library, row.library_version, row.verification, row.cores) == (
+        "transformers", version, "reference", 1)
+    assert len(row.packages) == 0 and row.throughput_unit == "sentences/s" and row.compile_s > 0
+    pooling, source = FEATURES[model]
+    assert row.output_text.startswith(f"10 sentences, 32-dimensional embeddings ({pooling}; {source}"), row.output_text
+    assert "lowest cosine similarity with the CPU reference" in row.output_text
+    assert "AutoModel" in row.run_py
 
 
 @pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
