@@ -66,8 +66,8 @@ Status read_config_fields(const json& config, std::string_view where, ModelFacts
 
 bool ModelFacts::has_tokenizer() const {
   static constexpr std::string_view kTokenizerFiles[] = {
-      "tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
-      "spiece.model", "sentencepiece.bpe.model"};
+      "tokenizer.json", "tokenizer_config.json",  "vocab.txt", "vocab.json", "tokenizer.model",
+      "spiece.model",   "sentencepiece.bpe.model"};
   return std::any_of(files.begin(), files.end(), [](const std::string& file) {
     return std::find(std::begin(kTokenizerFiles), std::end(kTokenizerFiles), file) !=
            std::end(kTokenizerFiles);
