@@ -52,6 +52,10 @@ ZOO = {
  "token-classification": [
   ("canrun-fixtures/tiny-electra-ner", 36_000, 2, 7, "transformers"),
  ],
+ "image-classification": [
+  ("canrun-fixtures/tiny-vit-classifier", 390_000, 14, 160, "transformers"),
+  ("canrun-fixtures/tiny-convnext-classifier", 120_000, 6, 41, "transformers"),
+ ],
  "text-to-image": [
   ("canrun-fixtures/tiny-sd", 450_000, 40, 210, "diffusers"),
   ("canrun-fixtures/tiny-pixart", 95_000, 22, 64, "diffusers"),

@@ -211,16 +211,23 @@ export async function renderModel(root, state, isCurrent) {
   // The output: the backend's image beside the CPU reference's, or the text (a summary for
   // embeddings and encoder tasks).
   let output = null;
-  if (data.images) {
-    const figure = (role, caption) => data.images[role]
-      ? h('figure', { class: 'output-image' }, h('img', { src: data.images[role], alt: `${caption}: the image generated from the recipe’s prompt`, id: `image-${role.replace('_', '-')}`, width: 256, height: 256 }), h('figcaption', {}, caption))
-      : null;
+  const figure = (role, caption, alt) => data.images?.[role]
+    ? h('figure', { class: 'output-image' }, h('img', { src: data.images[role], alt, id: `image-${role.replaceAll('_', '-')}`, width: 256, height: 256 }), h('figcaption', {}, caption))
+    : null;
+  if (data.images?.image || data.images?.reference_image) {
+    const alt = (caption) => `${caption}: the image generated from the recipe’s prompt`;
+    const on = `On ${data.stack ? data.stack.backend : 'the backend'}`;
     output = h('section', { class: 'card' }, h('h2', {}, 'Output'),
-      h('div', { class: 'image-pair' }, figure('image', `On ${data.stack ? data.stack.backend : 'the backend'}`), figure('reference_image', 'CPU reference')),
+      h('div', { class: 'image-pair' }, figure('image', on, alt(on)), figure('reference_image', 'CPU reference', alt('CPU reference'))),
       verdict?.output_text ? h('p', { class: 'muted', id: 'output-text' }, verdict.output_text) : null);
   } else if (verdict?.output_text) {
     output = h('section', { class: 'card' }, h('h2', {}, 'Output'), h('pre', { class: 'output-text', id: 'output-text', tabindex: '0' }, verdict.output_text));
   }
+  // What the model was shown, when run.py drew it (an image classifier's input).
+  const input = data.images?.input_image
+    ? h('section', { class: 'card' }, h('h2', {}, 'Input'),
+      h('div', { class: 'image-pair' }, figure('input_image', 'The first image run.py draws and gives the model (input.png)', 'The input image run.py draws: its first of the batch')))
+    : null;
 
   const reproduce = [];
   if (verdict) {
@@ -271,6 +278,7 @@ export async function renderModel(root, state, isCurrent) {
         data.tasks.length > 1 ? selectControl('model-task', 'Task', data.tasks.map((name) => ({ value: name, label: name })), data.task,
           (value) => navigate(modelUrl(data.id, { ...state.params, task: value }))) : null) : null,
       facts, notices),
+    input,
     output,
     reproduce.length ? h('section', { class: 'card' }, h('h2', {}, 'Reproduce'), h('ol', { class: 'steps' }, reproduce)) : null,
     stackTable ? h('section', { class: 'card' }, h('h2', {}, 'Stack'), stackTable) : null,

@@ -136,7 +136,7 @@ Status CampaignDir::write_result(int slice, std::size_t index, const dataset::Ve
   } else {
     CANRUN_RETURN_IF_ERROR(write_file_atomically(log_path, log));
   }
-  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+  for (const std::string_view role : dataset::kImageRoles) {
     const fs::path path = dir / fmt::format("{}.{}.png", index, role);
     const auto source = images.find(std::string(role));
     if (source == images.end()) {
@@ -157,7 +157,7 @@ std::string CampaignDir::read_log(int slice, std::size_t index) const {
 
 std::map<std::string, fs::path> CampaignDir::read_images(int slice, std::size_t index) const {
   std::map<std::string, fs::path> images;
-  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+  for (const std::string_view role : dataset::kImageRoles) {
     const fs::path path = slice_dir(slice) / "results" / fmt::format("{}.{}.png", index, role);
     if (fs::is_regular_file(path)) images.emplace(role, path);
   }

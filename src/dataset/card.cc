@@ -126,8 +126,8 @@ that differ only in the library on top share a file, and `stack` says which ran.
 failure's run log (what run.py printed, the end kept, at most 256 KiB) is beside the data:
 `logs/<stack>/<model id>/<task>.log`, where `<stack>` is the file's name without `.parquet`;
 a text-to-image row's images (PNG, at most 8 MiB each) are at
-`images/<stack>/<model id>/<task>.image.png` and `.reference_image.png`, named by the row's
-`output_files`.
+`images/<stack>/<model id>/<task>.image.png` and `.reference_image.png`, an image classifier's
+input at `.input_image.png`, named by the row's `output_files`.
 
 ## Stacks
 

@@ -77,7 +77,7 @@ Result<fs::path> log_relative_path(const VerdictRow& row) {
 namespace {
 
 bool is_image_role(std::string_view role) {
-  return role == kImageRole || role == kReferenceImageRole;
+  return std::find(std::begin(kImageRoles), std::end(kImageRoles), role) != std::end(kImageRoles);
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ Status name_output_files(VerdictRow& row, const std::map<std::string, fs::path>&
 Status DatasetDir::record_images(const VerdictRow& row,
                                  const std::map<std::string, fs::path>& images) const {
   const auto named = nlohmann::json::parse(row.output_files.value_or("{}"), nullptr, false);
-  for (const std::string_view role : {kImageRole, kReferenceImageRole}) {
+  for (const std::string_view role : kImageRoles) {
     CANRUN_ASSIGN_OR_RETURN(const fs::path relative, image_relative_path(row, role));
     const fs::path path = root_ / relative;
     const auto source = images.find(std::string(role));

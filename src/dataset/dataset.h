@@ -69,9 +69,13 @@ Result<std::filesystem::path> log_relative_path(const VerdictRow& row);
 
 //! The largest output image kept (a PNG of 1024 × 1024 is 1–3 MiB); a larger one is left out.
 inline constexpr std::uintmax_t kMaxImageBytes = 8 * 1024 * 1024;
-//! The roles of a task's output images, as `output_files` names them.
+//! The roles of a task's images, as `output_files` names them: the backend's output, the CPU
+//! reference's, and the input the recipe drew (the image a classifier was shown).
 inline constexpr std::string_view kImageRole = "image";
 inline constexpr std::string_view kReferenceImageRole = "reference_image";
+inline constexpr std::string_view kInputImageRole = "input_image";
+inline constexpr std::string_view kImageRoles[] = {kImageRole, kReferenceImageRole,
+                                                   kInputImageRole};
 
 //! images/<stack stem>/<owner>/<name>/<task>.<role>.png, relative to the dataset folder.
 Result<std::filesystem::path> image_relative_path(const VerdictRow& row, std::string_view role);

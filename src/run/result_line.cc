@@ -125,7 +125,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     report.nan_values = found->get<std::int64_t>();
   }
   for (auto [key, field] : {std::pair{"outputs_file", &RunReport::outputs_file},
-                            std::pair{"image_file", &RunReport::image_file}}) {
+                            std::pair{"image_file", &RunReport::image_file},
+                            std::pair{"input_image_file", &RunReport::input_image_file}}) {
     const auto found = json.find(key);
     if (found == json.end()) continue;
     // A file of run.py's own folder: a plain name, never a path out of it.

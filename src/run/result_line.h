@@ -57,6 +57,8 @@ struct RunReport {
   //! Files run.py wrote in its folder, named relative to it: the arrays its task compares
   //! (outputs.safetensors: "logits", or "image") and the image it generated (image.png).
   std::string outputs_file, image_file;
+  //! The image the recipe drew and gave the model (image classification), kept beside the row.
+  std::string input_image_file;
   //! Text-to-image: NaN values in the generated image before its conversion to 8 bits, and the
   //! seconds to the first image, compile included.
   std::optional<std::int64_t> nan_values;

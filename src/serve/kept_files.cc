@@ -29,20 +29,27 @@ std::vector<std::string_view> named_images(const VerdictRow& row) {
   if (!row.output_files) return roles;
   const auto named = nlohmann::json::parse(*row.output_files, nullptr, false);
   if (!named.is_object()) return roles;
-  for (const std::string_view role : {dataset::kImageRole, dataset::kReferenceImageRole}) {
+  for (const std::string_view role : dataset::kImageRoles) {
     if (named.contains(role)) roles.push_back(role);
   }
   return roles;
+}
+
+//! The dataset's role of an image File, and back (KeptFiles::kImageFiles is in role order).
+template <typename File, std::size_t N>
+std::string_view role_of(const File (&files)[N], File file) {
+  for (std::size_t idx = 0; idx < N; ++idx) {
+    if (files[idx] == file) return dataset::kImageRoles[idx];
+  }
+  return {};
 }
 
 }  // namespace
 
 std::optional<fs::path> KeptFiles::path_of(const VerdictRow& row, File file) const {
   // Never a path the row wrote: the dataset's layout, from the row's stack, model and task.
-  auto relative =
-      file == kLog ? dataset::log_relative_path(row)
-                   : dataset::image_relative_path(
-                         row, file == kImage ? dataset::kImageRole : dataset::kReferenceImageRole);
+  auto relative = file == kLog ? dataset::log_relative_path(row)
+                                : dataset::image_relative_path(row, role_of(kImageFiles, file));
   if (!relative.ok()) return std::nullopt;
   return root_ / *relative;
 }
@@ -78,7 +85,9 @@ KeptFiles KeptFiles::find(const fs::path& dataset_root, const dataset::StackKey&
     }
     for (const std::string_view role : named_images(row)) {
       images_wanted = true;
-      if (has_images) look(row_idx, role == dataset::kImageRole ? kImage : kReferenceImage);
+      for (const File file : kImageFiles) {
+        if (has_images && role_of(kImageFiles, file) == role) look(row_idx, file);
+      }
     }
   }
   if (logs_wanted && !has_logs) out.missing_folders_.push_back(logs_folder);
@@ -96,10 +105,11 @@ KeptFiles::Images KeptFiles::images(const std::vector<VerdictRow>& rows,
                                     std::size_t row_idx) const {
   Images out;
   if (row_idx >= found_.size()) return out;
-  for (const auto& [file, role] : {std::pair{kImage, dataset::kImageRole},
-                                   std::pair{kReferenceImage, dataset::kReferenceImageRole}}) {
+  for (const File file : kImageFiles) {
     if (!(found_[row_idx] & file)) continue;
-    if (auto path = path_of(rows[row_idx], file)) out.emplace(role, std::move(*path));
+    if (auto path = path_of(rows[row_idx], file)) {
+      out.emplace(role_of(kImageFiles, file), std::move(*path));
+    }
   }
   return out;
 }

@@ -120,6 +120,22 @@ const std::vector<TaskSpec>& tasks() {
           .shards = false,
           .logits_row = "token",
       },
+      // transformers image classifiers: recipes/image-classification.py, on images it draws,
+      // the logits compared.
+      {
+          .name = "image-classification",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "image-classification", .library = "transformers"},
+          .recipe = "image-classification",
+          // No text goes in: the prompt names what run.py shows the model (and keys its reference).
+          .default_prompt = "two images drawn by run.py: a landscape and a checkerboard",
+          .comparison = Comparison::kLogits,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the input image, the top 5 labels of the run and reference
+          .shards = false,
+          .logits_row = "image",
+          .shows_reference_prediction = true,
+      },
       {
           .name = "text-to-image",
           .library = "diffusers",

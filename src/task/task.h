@@ -77,6 +77,9 @@ struct TaskSpec {
   //! The recipe encodes text, and the Hub lists image and audio encoders under the same tag: a
   //! repo without a tokenizer is not for it.
   bool text_only = false;
+  //! The row's output_text gives what the CPU reference predicted under what the run did (an
+  //! image classifier's top 5 labels, both): the recipe's `text` of each.
+  bool shows_reference_prediction = false;
 };
 
 //! Every task canrun tests, in the order lists show them.

@@ -34,7 +34,14 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
   EXPECT_THAT(task_names(),
               ::testing::ElementsAre("text-generation", "image-text-to-text", "sentence-similarity",
                                      "feature-extraction", "text-classification", "fill-mask",
-                                     "token-classification", "text-to-image"));
+                                     "token-classification", "image-classification",
+                                     "text-to-image"));
+  const TaskSpec* classifier = find_task("image-classification");
+  ASSERT_NE(classifier, nullptr);
+  EXPECT_EQ(classifier->recipe, "image-classification");
+  EXPECT_EQ(to_string(classifier->comparison), "logits");
+  EXPECT_EQ(classifier->logits_row, "image");
+  EXPECT_TRUE(classifier->shows_reference_prediction);
   const TaskSpec* features = find_task("feature-extraction");
   ASSERT_NE(features, nullptr);
   EXPECT_EQ(features->library, "transformers");

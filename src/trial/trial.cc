@@ -442,11 +442,15 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   }
   if (!report.image_file.empty()) {  // the images the Space shows side by side
     if (auto image = run_file(outcome.run_dir, report.image_file, "image"); image.ok())
-      outcome.images["image"] = *image;
+      outcome.images[std::string(dataset::kImageRole)] = *image;
     if (found->reference && !found->reference->image_file.empty())
-      outcome.images["reference_image"] = found->reference->image_file;
-    CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));
+      outcome.images[std::string(dataset::kReferenceImageRole)] = found->reference->image_file;
   }
+  if (!report.input_image_file.empty()) {  // what the model was shown
+    if (auto image = run_file(outcome.run_dir, report.input_image_file, "input image"); image.ok())
+      outcome.images[std::string(dataset::kInputImageRole)] = *image;
+  }
+  if (!outcome.images.empty()) CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));
   return outcome;
 }
 

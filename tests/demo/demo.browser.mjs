@@ -44,7 +44,7 @@ test('the demo opens on Selected of text generation, with real-model PASSes and 
   // Every task of the zoo has data.
   const tasks = await page.locator('#task option').allTextContents();
   for (const task of ['text-generation', 'image-text-to-text', 'sentence-similarity', 'feature-extraction', 'text-classification',
-    'fill-mask', 'token-classification', 'text-to-image']) {
+    'fill-mask', 'token-classification', 'image-classification', 'text-to-image']) {
     assert.ok(tasks.includes(task), `${task} in ${tasks}`);
   }
   await page.screenshot({ path: join(artifacts, 'demo-laptop.png') });
@@ -135,6 +135,18 @@ test("model pages: the sharded PASS, the stack apart from the packages on top, b
     assert.match(await page.locator('#output-text').textContent(),
       /^10 sentences, 32-dimensional embeddings \(cls pooling, normalized; from 1_Pooling\/config\.json and its Normalize module\); lowest cosine similarity with the CPU reference 1\.000000/);
     assert.match(await page.locator('#run-py').textContent(), /SENTENCES = \[\n    PROMPT,\n    "How do plants make their food\?"/);
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    await page.close();
+  }
+  // image-classification: the image run.py drew and classified, and the top 5 labels of the run
+  // and of the CPU reference.
+  for (const [viewport, name] of [[undefined, 'demo-classifier-laptop'], [{ width: 390, height: 844 }, 'demo-classifier-phone']]) {
+    page = await openPage('/model/canrun-fixtures/tiny-vit-classifier?task=image-classification', viewport);
+    await page.waitForFunction(() => document.querySelector('#image-input-image')?.complete);
+    assert.equal(await page.locator('#image-input-image').evaluate((img) => img.naturalWidth), 96);
+    const output = await page.locator('#output-text').textContent();
+    assert.match(output, /^this run: sun \d/);
+    assert.match(output, /\nCPU reference: sun \d/);
     await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
     await page.close();
   }

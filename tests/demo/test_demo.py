@@ -156,6 +156,7 @@ EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2"] + [f"canrun-fixtures/tiny
                                                          for family in ("xlmr", "mpnet", "qwen3")]
 FEATURES = {"canrun-fixtures/tiny-bge-features": ("cls pooling, normalized", "from 1_Pooling/config.json"),
             "canrun-fixtures/tiny-xlmr-features": ("mean pooling", "the default: no sentence-transformers")}
+CLASSIFIERS = {"canrun-fixtures/tiny-vit-classifier": "sun", "canrun-fixtures/tiny-convnext-classifier": "checkerboard"}
 PIPELINES = {"canrun-fixtures/tiny-sd": 32, "canrun-fixtures/tiny-pixart": 256}
 SENTENCE_TRANSFORMERS = {"5.18.0": "6.3.0", "4.57.6": "5.7.0"}  # each stack's lock
 
@@ -240,6 +241,24 @@ def test_every_feature_extraction_family_passes_by_its_pooled_vectors(stacks, ve
     assert row.output_text.startswith(f"10 sentences, 32-dimensional embeddings ({pooling}; {source}"), row.output_text
     assert "lowest cosine similarity with the CPU reference" in row.output_text
     assert "AutoModel" in row.run_py
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+@pytest.mark.parametrize("model", CLASSIFIERS)
+def test_every_image_classifier_passes_by_its_logits_and_keeps_its_input(stacks, version, model):
+    row = stacks[version].loc[(model, "image-classification")]
+    assert row.result == "PASS", row.error
+    assert (row.library, row.verification, row.cores, row.throughput_unit) == (
+        "transformers", "reference", 1, "images/s")
+    ran, reference, figures = row.output_text.split("\n")
+    # The top 5 labels of the run and of the CPU reference: the same, the fixture's best first.
+    assert ran.startswith(f"this run: {CLASSIFIERS[model]} ") and ran.count("%") == 5, ran
+    assert reference == ran.replace("this run:", "CPU reference:")
+    assert figures.startswith("2 rows of logits; largest relative error against the CPU reference ")
+    files = json.loads(row.output_files)
+    assert files == {"input_image": f"images/{stem_of(stacks, version)}/{model}/image-classification.input_image.png"}
+    image = Image.open(DATASET / files["input_image"])
+    assert (image.format, image.size, image.mode) == ("PNG", (96, 96), "RGB")
 
 
 @pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Does {{MODEL_ID}} run, unmodified, on {{BACKEND_DESCRIPTION}}?
+
+Rendered by canrun {{CANRUN_VERSION}}. Self-contained: run it with `python3 run.py`.
+It loads the image classifier with AutoModelForImageClassification.from_pretrained and its image
+processor (never trust_remote_code), compiles the forward pass with
+torch.compile(backend=COMPILE_BACKEND), classifies two images it draws itself (no file needed;
+the first is saved as input.png) as one batch and writes their logits to outputs.safetensors.
+It prints one line `CANRUN_RESULT {json}` with the first image's 5 most likely labels, images
+per second, the timings, the peak memory and the versions of the stack. On failure the line
+says in which stage (load, compile, generate) and why, and the exit status is 1.
+"""
+{{INCLUDE _settings}}
+
+TOP = 5  # labels shown
+
+
+def test_images():
+    """Two deterministic 96x96 RGB pictures: a red sun over green hills under a blue sky, and a
+    black and white checkerboard with a yellow square."""
+    from PIL import Image, ImageDraw
+    landscape = Image.new("RGB", (96, 96), (90, 150, 230))
+    draw = ImageDraw.Draw(landscape)
+    draw.ellipse((58, 10, 84, 36), fill=(230, 60, 40))
+    draw.polygon([(0, 70), (30, 48), (60, 66), (96, 44), (96, 96), (0, 96)], fill=(40, 150, 60))
+    board = Image.new("RGB", (96, 96), (255, 255, 255))
+    draw = ImageDraw.Draw(board)
+    for row in range(8):
+        for column in range(8):
+            if (row + column) % 2:
+                draw.rectangle((column * 12, row * 12, column * 12 + 11, row * 12 + 11), fill=(0, 0, 0))
+    draw.rectangle((36, 36, 59, 59), fill=(250, 220, 30))
+    return [landscape, board]
+
+
+def main():
+    """Loads the model and its image processor, then classifies the images; returns the result."""
+    started = time.perf_counter()
+    torch = import_torch()
+    from transformers import AutoImageProcessor, AutoModelForImageClassification
+
+    processor = AutoImageProcessor.from_pretrained(MODEL, revision=REVISION)
+    model = load(torch, AutoModelForImageClassification)
+    timings = {"load_s": time.perf_counter() - started}
+    images = test_images()
+    images[0].save("input.png")
+    inputs = processor(images=images, return_tensors="pt")
+    inputs["pixel_values"] = inputs["pixel_values"].to(DEVICE, getattr(torch, DTYPE))
+    return infer(torch, model, inputs, len(images), timings)
+
+
+def infer(torch, model, inputs, count, timings):
+    """Compiles the forward pass, runs the batch twice (the first call compiles, the second is
+    measured), writes the logits and returns the result."""
+    global stage
+    if COMPILE_BACKEND:
+        compile_forward(torch, model)
+
+        def first_call():
+            with torch.inference_mode():
+                model(**inputs)
+        timings["compile_s"] = compiling_call(first_call)
+    stage = "generate"
+    start = time.perf_counter()
+    with torch.inference_mode():
+        logits = model(**inputs).logits.float().cpu()
+    timings["generate_s"] = time.perf_counter() - start
+    from safetensors.torch import save_file
+    save_file({"logits": logits.contiguous()}, "outputs.safetensors")
+    return {"ok": True, "stage": "done", "outputs_file": "outputs.safetensors",
+            "input_image_file": "input.png", "logits_shape": list(logits.shape),
+            "text": top_labels(model, logits[0]),
+            "throughput": count / timings["generate_s"], "throughput_unit": "images/s",
+            "peak_device_memory_bytes": peak_memory_bytes(torch),
+            "compile_cache": compile_cache_counts(), **timings}
+
+
+def top_labels(model, logits):
+    """The first image's TOP most likely labels with their probabilities, for people."""
+    probabilities = logits.softmax(-1)
+    best = probabilities.topk(min(TOP, probabilities.numel()))
+    labels = getattr(model.config, "id2label", None) or {}
+    return ", ".join(f"{labels.get(i, str(i))} {p:.1%}"
+                     for p, i in zip(best.values.tolist(), best.indices.tolist()))
+
+
+{{INCLUDE _helpers}}
+
+
+{{INCLUDE _one_core IF CORES == 1}}
