@@ -94,7 +94,7 @@ fi
 # --- 4. Wheels for "packages on top" ------------------------------------------------------
 # The campaign test has canrun learn a package the stack lacks; it installs from this folder
 # only (PIP_NO_INDEX), never from the network.
-test_wheels=(tiktoken==0.14.0)
+test_wheels=(tiktoken==0.14.0 sentencepiece==0.2.1 protobuf==6.31.1)
 mkdir -p .cache/wheels
 for pin in "${test_wheels[@]}"; do
   if ! ls .cache/wheels/"${pin%%==*}-${pin##*==}-"*.whl >/dev/null 2>&1; then

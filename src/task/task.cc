@@ -136,6 +136,22 @@ const std::vector<TaskSpec>& tasks() {
           .logits_row = "image",
           .shows_reference_prediction = true,
       },
+      // CLIP/SigLIP-style models: recipes/zero-shot-image-classification.py, the same images
+      // scored against fixed candidate labels, the image-text logits compared.
+      {
+          .name = "zero-shot-image-classification",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "zero-shot-image-classification",
+                         .library = "transformers"},
+          .recipe = "zero-shot-image-classification",
+          .default_prompt = "a landscape with a red sun over green hills",  // the first label
+          .comparison = Comparison::kLogits,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the input image, the labels ranked by the run and reference
+          .shards = false,
+          .logits_row = "image",
+          .shows_reference_prediction = true,
+      },
       {
           .name = "text-to-image",
           .library = "diffusers",

@@ -35,7 +35,7 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
               ::testing::ElementsAre("text-generation", "image-text-to-text", "sentence-similarity",
                                      "feature-extraction", "text-classification", "fill-mask",
                                      "token-classification", "image-classification",
-                                     "text-to-image"));
+                                     "zero-shot-image-classification", "text-to-image"));
   const TaskSpec* classifier = find_task("image-classification");
   ASSERT_NE(classifier, nullptr);
   EXPECT_EQ(classifier->recipe, "image-classification");

@@ -63,6 +63,10 @@ std::string architecture_task(std::string_view architecture, bool vision) {
   if (architecture.ends_with("ForConditionalGeneration")) {
     return vision ? "image-text-to-text" : "text2text-generation";
   }
+  // An image-text model scores images against texts (CLIPModel, SiglipModel).
+  for (std::string_view image_text : {"CLIPModel", "SiglipModel", "Siglip2Model"}) {
+    if (architecture.ends_with(image_text)) return "zero-shot-image-classification";
+  }
   // A bare model, no head (BertModel): its hidden states.
   if (architecture.ends_with("Model")) return "feature-extraction";
   return "";

@@ -350,15 +350,17 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
                       launcher, run::script_caches(trial.profile, place)));
   record_measurements(backend_run, outcome);
   auto failure = run::classify(backend_run.outcome, backend_run.report);
-  if (failure && failure->result == VerdictResult::kFailLoad && backend_run.report) {
+  std::vector<std::string> learned;  // the distributions put on top so far
+  for (int retry = 0; retry < kPackageRetries && failure &&
+                      failure->result == VerdictResult::kFailLoad && backend_run.report;
+       ++retry) {
     CANRUN_ASSIGN_OR_RETURN(std::optional<run::ScriptRun> retried,
-                            retry_with_packages(trial, python, backend_run.report->error, outcome,
-                                                place, *failure, env, launcher));
-    if (retried) {
-      backend_run = std::move(*retried);
-      record_measurements(backend_run, outcome);
-      failure = run::classify(backend_run.outcome, backend_run.report);
-    }
+                            retry_with_packages(trial, python, backend_run.report->error, learned,
+                                                outcome, place, *failure, env, launcher));
+    if (!retried) break;
+    backend_run = std::move(*retried);
+    record_measurements(backend_run, outcome);
+    failure = run::classify(backend_run.outcome, backend_run.report);
   }
   if (failure) {
     row.result = failure->result;
