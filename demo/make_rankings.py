@@ -56,6 +56,10 @@ ZOO = {
   ("canrun-fixtures/tiny-vit-classifier", 390_000, 14, 160, "transformers"),
   ("canrun-fixtures/tiny-convnext-classifier", 120_000, 6, 41, "transformers"),
  ],
+ "zero-shot-image-classification": [
+  ("canrun-fixtures/tiny-clip", 260_000, 10, 95, "transformers"),
+  ("canrun-fixtures/tiny-siglip", 88_000, 17, 30, "transformers"),
+ ],
  "text-to-image": [
   ("canrun-fixtures/tiny-sd", 450_000, 40, 210, "diffusers"),
   ("canrun-fixtures/tiny-pixart", 95_000, 22, 64, "diffusers"),

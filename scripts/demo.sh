@@ -25,7 +25,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 fixtures=.cache/fixtures
 cores=${DEMO_CORES:-$(($(nproc) > 3 ? $(nproc) : 3))}
-tasks=text-generation,image-text-to-text,sentence-similarity,feature-extraction,text-classification,fill-mask,token-classification,image-classification,text-to-image
+tasks=text-generation,image-text-to-text,sentence-similarity,feature-extraction,text-classification,fill-mask,token-classification,image-classification,zero-shot-image-classification,text-to-image
 
 "$canrun" --version
 echo "demo: the model zoo (tests/fixtures/build_models.py → $fixtures)"

@@ -44,7 +44,7 @@ test('the demo opens on Selected of text generation, with real-model PASSes and 
   // Every task of the zoo has data.
   const tasks = await page.locator('#task option').allTextContents();
   for (const task of ['text-generation', 'image-text-to-text', 'sentence-similarity', 'feature-extraction', 'text-classification',
-    'fill-mask', 'token-classification', 'image-classification', 'text-to-image']) {
+    'fill-mask', 'token-classification', 'image-classification', 'zero-shot-image-classification', 'text-to-image']) {
     assert.ok(tasks.includes(task), `${task} in ${tasks}`);
   }
   await page.screenshot({ path: join(artifacts, 'demo-laptop.png') });
@@ -140,15 +140,20 @@ test("model pages: the sharded PASS, the stack apart from the packages on top, b
   }
   // image-classification: the image run.py drew and classified, and the top 5 labels of the run
   // and of the CPU reference.
-  for (const [viewport, name] of [[undefined, 'demo-classifier-laptop'], [{ width: 390, height: 844 }, 'demo-classifier-phone']]) {
-    page = await openPage('/model/canrun-fixtures/tiny-vit-classifier?task=image-classification', viewport);
-    await page.waitForFunction(() => document.querySelector('#image-input-image')?.complete);
-    assert.equal(await page.locator('#image-input-image').evaluate((img) => img.naturalWidth), 96);
-    const output = await page.locator('#output-text').textContent();
-    assert.match(output, /^this run: sun \d/);
-    assert.match(output, /\nCPU reference: sun \d/);
-    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
-    await page.close();
+  // zero-shot-image-classification: the same, the labels ranked (tiny SigLIP's first).
+  for (const [model, task, best, name] of [
+    ['tiny-vit-classifier', 'image-classification', 'sun', 'demo-classifier'],
+    ['tiny-siglip', 'zero-shot-image-classification', 'a landscape with a red sun over green hills', 'demo-zero-shot']]) {
+    for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+      page = await openPage(`/model/canrun-fixtures/${model}?task=${task}`, viewport);
+      await page.waitForFunction(() => document.querySelector('#image-input-image')?.complete);
+      assert.equal(await page.locator('#image-input-image').evaluate((img) => img.naturalWidth), 96);
+      const output = await page.locator('#output-text').textContent();
+      assert.ok(output.startsWith(`this run: ${best} `), output);
+      assert.ok(output.includes(`\nCPU reference: ${best} `), output);
+      await page.screenshot({ path: join(artifacts, `${name}-${suffix}.png`), fullPage: true });
+      await page.close();
+    }
   }
   page = await openPage('/model/canrun-fixtures/tiny-sd?task=text-to-image');
   for (const id of ['#image-image', '#image-reference-image']) {

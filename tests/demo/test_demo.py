@@ -156,7 +156,13 @@ EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2"] + [f"canrun-fixtures/tiny
                                                          for family in ("xlmr", "mpnet", "qwen3")]
 FEATURES = {"canrun-fixtures/tiny-bge-features": ("cls pooling, normalized", "from 1_Pooling/config.json"),
             "canrun-fixtures/tiny-xlmr-features": ("mean pooling", "the default: no sentence-transformers")}
-CLASSIFIERS = {"canrun-fixtures/tiny-vit-classifier": "sun", "canrun-fixtures/tiny-convnext-classifier": "checkerboard"}
+# (task, the first image's best label): the image classifiers, then the image-text models.
+CLASSIFIERS = {"canrun-fixtures/tiny-vit-classifier": ("image-classification", "sun"),
+               "canrun-fixtures/tiny-convnext-classifier": ("image-classification", "checkerboard"),
+               "canrun-fixtures/tiny-clip": ("zero-shot-image-classification", "a city street at night"),
+               "canrun-fixtures/tiny-siglip": ("zero-shot-image-classification",
+                                               "a landscape with a red sun over green hills")}
+LABELS = {"image-classification": 5, "zero-shot-image-classification": 5}
 PIPELINES = {"canrun-fixtures/tiny-sd": 32, "canrun-fixtures/tiny-pixart": 256}
 SENTENCE_TRANSFORMERS = {"5.18.0": "6.3.0", "4.57.6": "5.7.0"}  # each stack's lock
 
@@ -246,17 +252,18 @@ def test_every_feature_extraction_family_passes_by_its_pooled_vectors(stacks, ve
 @pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
 @pytest.mark.parametrize("model", CLASSIFIERS)
 def test_every_image_classifier_passes_by_its_logits_and_keeps_its_input(stacks, version, model):
-    row = stacks[version].loc[(model, "image-classification")]
+    task, best = CLASSIFIERS[model]
+    row = stacks[version].loc[(model, task)]
     assert row.result == "PASS", row.error
     assert (row.library, row.verification, row.cores, row.throughput_unit) == (
         "transformers", "reference", 1, "images/s")
     ran, reference, figures = row.output_text.split("\n")
-    # The top 5 labels of the run and of the CPU reference: the same, the fixture's best first.
-    assert ran.startswith(f"this run: {CLASSIFIERS[model]} ") and ran.count("%") == 5, ran
+    # The top labels of the run and of the CPU reference: the same, the fixture's best first.
+    assert ran.startswith(f"this run: {best} ") and ran.count("%") == LABELS[task], ran
     assert reference == ran.replace("this run:", "CPU reference:")
     assert figures.startswith("2 rows of logits; largest relative error against the CPU reference ")
     files = json.loads(row.output_files)
-    assert files == {"input_image": f"images/{stem_of(stacks, version)}/{model}/image-classification.input_image.png"}
+    assert files == {"input_image": f"images/{stem_of(stacks, version)}/{model}/{task}.input_image.png"}
     image = Image.open(DATASET / files["input_image"])
     assert (image.format, image.size, image.mode) == ("PNG", (96, 96), "RGB")
 
@@ -280,6 +287,13 @@ def test_every_pipeline_passes_by_its_image_and_keeps_both_images(stacks, versio
     assert {image.format for image in images.values()} == {"PNG"}
     assert {image.size for image in images.values()} == {(size, size)}
     assert {image.mode for image in images.values()} == {"RGB"}
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+def test_sentencepiece_then_protobuf_are_learned_on_top_for_siglip(stacks, version):
+    row = stacks[version].loc[("canrun-fixtures/tiny-siglip", "zero-shot-image-classification")]
+    assert row.result == "PASS", row.error
+    assert [package.split("==")[0] for package in row.packages] == ["protobuf", "sentencepiece"]
 
 
 @pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])

@@ -28,6 +28,7 @@ def perturbing(tmp_path, dims):
     ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "sentence"),
     ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "token"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "image"),
+    ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "image"),
 ])
 def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test, tmp_path, task, model,
                                                                     dims, row_noun):
@@ -49,6 +50,7 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     ("fill-mask", "canrun-fixtures/tiny-bert-mlm", "3", "hold NaN or infinite values"),
     ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "hold NaN or infinite values"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "hold NaN or infinite values"),
+    ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "hold NaN or infinite values"),
     ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
 ])
 def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_test, tmp_path, task, model,
