@@ -54,7 +54,9 @@ def select(canrun, standin, tmp_path, catalog, cache_home):
                 "mistralai/Mixtral-8x7B-Instruct-v0.1": "MixtralForCausalLM",
                 "microsoft/phi-4-mini": "Phi3ForCausalLM",
                 "BAAI/bge-small-en-v1.5": "BertModel", "facebook/dinov2-small": "Dinov2Model",
-                "sentence-transformers/all-MiniLM-L6-v2": "BertModel"}.get(model_id, "LlamaForCausalLM")
+                "sentence-transformers/all-MiniLM-L6-v2": "BertModel",
+                "google/vit-base-patch16-224": "ViTForImageClassification",
+                "openai/clip-vit-base-patch32": "CLIPModel"}.get(model_id, "LlamaForCausalLM")
         config = {"architectures": [arch], "model_type": "x"}
         if model_id == "microsoft/phi-4-mini":
             config["auto_map"] = {"AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"}
@@ -184,6 +186,24 @@ models = [
     smol = c["HuggingFaceTB/SmolLM2-135M"]["exclusion"]
     assert smol["why"] == ("The Hub lists it for text-generation, not feature-extraction: canrun "
                            "tests it as text-generation (--task text-generation).")
+
+
+@pytest.mark.parametrize("task,model", [("image-classification", "google/vit-base-patch16-224"),
+                                        ("zero-shot-image-classification", "openai/clip-vit-base-patch32")])
+def test_the_image_tasks_select_their_rankings_and_send_other_tasks_models_away(select, catalog, task, model):
+    selected, _ = catalog
+    selected.write_text(selected.read_text() + f"""
+[{task}]
+models = [ {{ id = "HuggingFaceTB/SmolLM2-135M" }} ]
+""")
+    result = select("--top", "5", "--json", task=task)
+    assert result.returncode == 0, result.stderr
+    c = by_id(json.loads(result.stdout))
+    assert list(c) == ["HuggingFaceTB/SmolLM2-135M", model]
+    assert not c[model]["excluded"], c[model]
+    assert c["HuggingFaceTB/SmolLM2-135M"]["exclusion"]["why"] == (
+        f"The Hub lists it for text-generation, not {task}: canrun tests it as text-generation "
+        "(--task text-generation).")
 
 
 def test_pipelines_of_custom_or_foreign_components_are_excluded(select, catalog):
