@@ -1,6 +1,7 @@
 // Packages on top of the stack (SPEC.md §10): a run that fails to load because a Python module
 // is missing gets the package that provides it installed into an overlay folder (put first on
-// its PYTHONPATH), and is tried once more. The stack itself is never touched.
+// its PYTHONPATH), and is tried again (trial/packages_retry.h: again for each new package asked
+// for, a few times at most). The stack itself is never touched.
 //
 // Safety: the error text only ever selects entries of a reviewed module → distribution map
 // compiled into canrun (kReviewedPackages); a repository cannot make canrun install a name of
