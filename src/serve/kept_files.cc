@@ -49,7 +49,7 @@ std::string_view role_of(const File (&files)[N], File file) {
 std::optional<fs::path> KeptFiles::path_of(const VerdictRow& row, File file) const {
   // Never a path the row wrote: the dataset's layout, from the row's stack, model and task.
   auto relative = file == kLog ? dataset::log_relative_path(row)
-                                : dataset::image_relative_path(row, role_of(kImageFiles, file));
+                               : dataset::image_relative_path(row, role_of(kImageFiles, file));
   if (!relative.ok()) return std::nullopt;
   return root_ / *relative;
 }

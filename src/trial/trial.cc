@@ -452,7 +452,8 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     if (auto image = run_file(outcome.run_dir, report.input_image_file, "input image"); image.ok())
       outcome.images[std::string(dataset::kInputImageRole)] = *image;
   }
-  if (!outcome.images.empty()) CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));
+  if (!outcome.images.empty())
+    CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));
   return outcome;
 }
 

@@ -24,10 +24,9 @@ void compare_embeddings_with_reference(const run::RunReport& report,
   const verify::EmbeddingComparison& worst = batched_worse ? batched : alone;
   const char* how = batched_worse ? "encoded in batches" : "encoded one at a time";
   // feature-extraction says how it pooled, and from what.
-  const std::string pooled =
-      report.pooling.empty()
-          ? std::string()
-          : fmt::format(" ({}; {})", report.pooling, report.pooling_source);
+  const std::string pooled = report.pooling.empty()
+                                 ? std::string()
+                                 : fmt::format(" ({}; {})", report.pooling, report.pooling_source);
   std::string summary = fmt::format(
       "{} sentences, {}-dimensional embeddings{}; lowest cosine similarity with the CPU "
       "reference {:.6f} (threshold {})",
