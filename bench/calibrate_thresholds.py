@@ -24,6 +24,10 @@ MODELS = {
     "token-classification": ["tiny-bert-ner", "tiny-electra-ner"],
     "sentence-similarity": ["tiny-bert-embedder", "tiny-xlmr-embedder", "tiny-mpnet-embedder",
                             "tiny-qwen3-embedder", "sentence-transformers/all-MiniLM-L6-v2"],
+    "feature-extraction": ["tiny-bge-features", "tiny-xlmr-features", "tiny-qwen3-embedder",
+                           "sentence-transformers/all-MiniLM-L6-v2"],
+    "image-classification": ["tiny-vit-classifier", "tiny-convnext-classifier"],
+    "zero-shot-image-classification": ["tiny-clip", "tiny-siglip"],
     "text-to-image": ["tiny-sd", "tiny-pixart"],
 }
 FIGURES = {
@@ -48,7 +52,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", nargs="*", default=list(MODELS))
     args = parser.parse_args()
-    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1")
+    # Packages on top (tiny-siglip: sentencepiece, protobuf) from the wheels set-up keeps.
+    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1", PIP_NO_INDEX="1",
+               PIP_FIND_LINKS=str(ROOT / ".cache" / "wheels"))
     worst = {}
     with tempfile.TemporaryDirectory() as tmp:
         print("| task | model | dtype | result | figures |")
