@@ -44,21 +44,9 @@ def main():
 
 
 def infer(torch, model, tokenizer, inputs, timings):
-    """Compiles the forward pass, runs the batch twice (the first call compiles, the second is
-    measured), writes the logits TASK compares and returns the result."""
-    global stage
-    if COMPILE_BACKEND:
-        compile_forward(torch, model)
-
-        def first_call():
-            with torch.inference_mode():
-                model(**inputs)
-        timings["compile_s"] = compiling_call(first_call)
-    stage = "generate"
-    start = time.perf_counter()
-    with torch.inference_mode():
-        logits = model(**inputs).logits.float().cpu()
-    timings["generate_s"] = time.perf_counter() - start
+    """Runs the batch through the compiled forward pass (forward_twice), writes the logits TASK
+    compares and returns the result."""
+    logits = forward_twice(torch, model, inputs, timings).logits.float().cpu()
     if TASK == "fill-mask":  # the masked positions, over the vocabulary
         where = inputs["input_ids"].cpu() == tokenizer.mask_token_id
     elif TASK == "token-classification":  # every token that is not padding
@@ -66,10 +54,7 @@ def infer(torch, model, tokenizer, inputs, timings):
     else:
         where = None
     rows = logits if where is None else logits[where]
-    from safetensors.torch import save_file
-    save_file({"logits": rows.contiguous()}, "outputs.safetensors")
-    return {"ok": True, "stage": "done", "outputs_file": "outputs.safetensors",
-            "logits_shape": list(rows.shape), "text": predicted(model, tokenizer, rows),
+    return {"ok": True, "stage": "done", **save_logits(rows), "text": predicted(model, tokenizer, rows),
             "throughput": len(SENTENCES) / timings["generate_s"], "throughput_unit": "sentences/s",
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
@@ -86,6 +71,9 @@ def predicted(model, tokenizer, rows):
     if TASK == "token-classification":
         named = named[:len(tokenizer(SENTENCES[0])["input_ids"])]
     return " ".join(named)
+
+
+{{INCLUDE _forward}}
 
 
 {{INCLUDE _helpers}}

@@ -32,25 +32,10 @@ def main():
 
 
 def infer(torch, model, inputs, count, timings):
-    """Compiles the forward pass, runs the batch twice (the first call compiles, the second is
-    measured), writes the logits and returns the result."""
-    global stage
-    if COMPILE_BACKEND:
-        compile_forward(torch, model)
-
-        def first_call():
-            with torch.inference_mode():
-                model(**inputs)
-        timings["compile_s"] = compiling_call(first_call)
-    stage = "generate"
-    start = time.perf_counter()
-    with torch.inference_mode():
-        logits = model(**inputs).logits.float().cpu()
-    timings["generate_s"] = time.perf_counter() - start
-    from safetensors.torch import save_file
-    save_file({"logits": logits.contiguous()}, "outputs.safetensors")
-    return {"ok": True, "stage": "done", "outputs_file": "outputs.safetensors",
-            "input_image_file": "input.png", "logits_shape": list(logits.shape),
+    """Runs the batch through the compiled forward pass (forward_twice), writes the logits and
+    returns the result."""
+    logits = forward_twice(torch, model, inputs, timings).logits.float().cpu()
+    return {"ok": True, "stage": "done", **save_logits(logits), "input_image_file": "input.png",
             "text": top_labels(model, logits[0]),
             "throughput": count / timings["generate_s"], "throughput_unit": "images/s",
             "peak_device_memory_bytes": peak_memory_bytes(torch),
@@ -67,6 +52,9 @@ def top_labels(model, logits):
 
 
 {{INCLUDE _images}}
+
+
+{{INCLUDE _forward}}
 
 
 {{INCLUDE _helpers}}

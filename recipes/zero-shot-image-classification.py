@@ -45,27 +45,12 @@ def main():
 
 
 def infer(torch, model, inputs, count, sigmoid, timings):
-    """Compiles the forward pass, runs the batch twice (the first call compiles, the second is
-    measured), writes the logits and returns the result."""
-    global stage
-    if COMPILE_BACKEND:
-        compile_forward(torch, model)
-
-        def first_call():
-            with torch.inference_mode():
-                model(**inputs)
-        timings["compile_s"] = compiling_call(first_call)
-    stage = "generate"
-    start = time.perf_counter()
-    with torch.inference_mode():
-        logits = model(**inputs).logits_per_image.float().cpu()  # images × labels
-    timings["generate_s"] = time.perf_counter() - start
-    from safetensors.torch import save_file
-    save_file({"logits": logits.contiguous()}, "outputs.safetensors")
+    """Runs the batch through the compiled forward pass (forward_twice), writes the image-text
+    logits and returns the result."""
+    logits = forward_twice(torch, model, inputs, timings).logits_per_image.float().cpu()  # images × labels
     scores = logits[0].sigmoid() if sigmoid else logits[0].softmax(-1)
     ranked = sorted(zip(scores.tolist(), LABELS), reverse=True)
-    return {"ok": True, "stage": "done", "outputs_file": "outputs.safetensors",
-            "input_image_file": "input.png", "logits_shape": list(logits.shape),
+    return {"ok": True, "stage": "done", **save_logits(logits), "input_image_file": "input.png",
             "text": ", ".join(f"{label} {score:.1%}" for score, label in ranked),
             "throughput": count / timings["generate_s"], "throughput_unit": "images/s",
             "peak_device_memory_bytes": peak_memory_bytes(torch),
@@ -73,6 +58,9 @@ def infer(torch, model, inputs, count, sigmoid, timings):
 
 
 {{INCLUDE _images}}
+
+
+{{INCLUDE _forward}}
 
 
 {{INCLUDE _helpers}}

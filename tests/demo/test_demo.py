@@ -159,7 +159,7 @@ FEATURES = {"canrun-fixtures/tiny-bge-features": ("cls pooling, normalized", "fr
 # (task, the first image's best label): the image classifiers, then the image-text models.
 CLASSIFIERS = {"canrun-fixtures/tiny-vit-classifier": ("image-classification", "sun"),
                "canrun-fixtures/tiny-convnext-classifier": ("image-classification", "checkerboard"),
-               "canrun-fixtures/tiny-clip": ("zero-shot-image-classification", "a city street at night"),
+               "canrun-fixtures/tiny-clip": ("zero-shot-image-classification", "a photo of a cat"),
                "canrun-fixtures/tiny-siglip": ("zero-shot-image-classification",
                                                "a landscape with a red sun over green hills")}
 LABELS = {"image-classification": 5, "zero-shot-image-classification": 5}
