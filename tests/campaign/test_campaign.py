@@ -138,7 +138,9 @@ def test_a_missing_package_is_learned_on_top_and_the_stack_left_alone(table, tmp
     learned = [f"tiktoken=={wheel.name.split('-')[1]}"]
     row = table[table.model_id == "canrun-fixtures/tiny-tiktoken"].iloc[0]
     assert row.result == "PASS" and list(row.packages) == learned
-    assert all(len(p) == 0 for p in table[table.model_id != row.model_id].packages)
+    # Only the models that need packages on top have some (tiny-siglip: sentencepiece, protobuf).
+    on_top = {row.model_id, "canrun-fixtures/tiny-siglip"}
+    assert all(len(p) == 0 for p in table[~table.model_id.isin(on_top)].packages)
     stack = subprocess.run([os.environ["CANRUN_PYTHON"], "-c", "import tiktoken"], capture_output=True)
     assert stack.returncode != 0, "tiktoken was installed into the stack itself"
     # canrun test learns it the same way.

@@ -300,4 +300,6 @@ def test_sentencepiece_then_protobuf_are_learned_on_top_for_siglip(stacks, versi
 def test_the_package_tiktoken_is_learned_on_top_of_each_stack(stacks, version):
     row = stacks[version].loc[("canrun-fixtures/tiny-tiktoken", "text-generation")]
     assert row.result == "PASS", row.error
-    assert [package.split("==")[0] for package in row.packages] == ["tiktoken"]
+    # 4.57.6 first tries the file as a SentencePiece model, and its error asks for protobuf too.
+    learned = ["protobuf", "tiktoken"] if version.startswith("4.") else ["tiktoken"]
+    assert [package.split("==")[0] for package in row.packages] == learned
