@@ -8,7 +8,7 @@ import { counted, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
 import { listUrl, modelUrl, stackParams, urlWith } from './urls.js';
 import { VIEWS, hero, tabs, takeFocusRequest } from './views.js';
-import { badge, selectControl } from './widgets.js';
+import { badge, selectControl, sortHeader } from './widgets.js';
 
 // The sortable columns: the API's sort key → the column's header.
 const SORTS = { type: 'Model type', one_core: 'One core', sharded: 'Sharded', ranked: 'Ranked models' };
@@ -48,12 +48,11 @@ function claimsText(claims) {
   return parts.length ? parts.join(' · ') : 'no claim';
 }
 
-function sortHeader(key, data, params, attrs = {}) {
-  const active = data.sort === key;
-  return h('th', { scope: 'col', ...attrs, 'aria-sort': active ? (key === 'ranked' ? 'descending' : 'ascending') : 'none' },
-    h('button', { type: 'button', class: active ? 'sort active' : 'sort', id: `sort-${key}`,
-      onclick: () => navigate(listUrl({ ...params, view: 'architectures', sort: key === 'type' ? '' : key })) },
-    SORTS[key], active ? (key === 'ranked' ? ' ↓' : ' ↑') : ''));
+function typeHeader(key, data, params, attrs = {}) {
+  return sortHeader(key, SORTS[key], {
+    active: data.sort === key, descending: key === 'ranked', attrs,
+    onSort: () => navigate(listUrl({ ...params, view: 'architectures', sort: key === 'type' ? '' : key })),
+  });
 }
 
 function architecturesTable(data, params) {
@@ -73,10 +72,10 @@ function architecturesTable(data, params) {
     h('table', { class: 'models architectures', id: 'architectures-table' },
       h('caption', { class: 'visually-hidden' }, `Model types of the census for ${data.task}`),
       h('thead', {}, h('tr', {},
-        sortHeader('type', data, params), sortHeader('one_core', data, params), sortHeader('sharded', data, params),
+        typeHeader('type', data, params), typeHeader('one_core', data, params), typeHeader('sharded', data, params),
         h('th', { scope: 'col' }, 'Cause'),
         h('th', { scope: 'col', class: 'col-claims', title: 'What the stack’s transformers claims for the type: full-graph compile, a tensor-parallel plan, an expert-parallel plan' }, 'transformers claims'),
-        sortHeader('ranked', data, params, { class: 'num col-ranked', title: 'Models of the type in this task’s rankings snapshot' }))),
+        typeHeader('ranked', data, params, { class: 'num col-ranked', title: 'Models of the type in this task’s rankings snapshot' }))),
       h('tbody', {}, rows)));
 }
 

@@ -6,7 +6,7 @@ import { CENSUS_MEANING, counted, formatBytes, formatCount, formatSeconds, forma
 import { navigate } from './navigation.js';
 import { architecturesUrl, causesUrl, compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
 import { VIEWS, hero, tabs, takeFocusRequest } from './views.js';
-import { badge, selectControl } from './widgets.js';
+import { badge, selectControl, sortHeader } from './widgets.js';
 
 // The Tested view's sortable columns: the API's sort key → the column's header.
 const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
@@ -75,12 +75,11 @@ function verdictCell(model) {
   return cell;
 }
 
-function sortHeader(key, data, params, attrs = {}) {
-  const active = data.sort === key;
-  return h('th', { scope: 'col', ...attrs, 'aria-sort': active ? (key === 'decode' ? 'descending' : 'ascending') : 'none' },
-    h('button', { type: 'button', class: active ? 'sort active' : 'sort', id: `sort-${key}`,
-      onclick: () => navigate(listUrl({ ...params, view: 'tested', sort: key === 'name' ? '' : key, page: '' })) },
-    SORTS[key], active ? (key === 'decode' ? ' ↓' : ' ↑') : ''));
+function testedHeader(key, data, params, attrs = {}) {
+  return sortHeader(key, SORTS[key], {
+    active: data.sort === key, descending: key === 'decode', attrs,
+    onSort: () => navigate(listUrl({ ...params, view: 'tested', sort: key === 'name' ? '' : key, page: '' })),
+  });
 }
 
 function modelsTable(data, params) {
@@ -92,10 +91,10 @@ function modelsTable(data, params) {
     : h('td', { class: 'num col-popularity' },
       data.view === 'trending' ? (model.trending_score ?? '—') : formatCount(model.downloads)));
   const head = tested
-    ? [h('th', { scope: 'col', class: 'rank' }, '#'), sortHeader('name', data, params), sortHeader('verdict', data, params),
-      sortHeader('cores', data, params, { class: 'num col-cores' }), sortHeader('runtime', data, params, { class: 'num col-runtime' }),
-      sortHeader('memory', data, params, { class: 'num col-memory' }),
-      sortHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' })]
+    ? [h('th', { scope: 'col', class: 'rank' }, '#'), testedHeader('name', data, params), testedHeader('verdict', data, params),
+      testedHeader('cores', data, params, { class: 'num col-cores' }), testedHeader('runtime', data, params, { class: 'num col-runtime' }),
+      testedHeader('memory', data, params, { class: 'num col-memory' }),
+      testedHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' })]
     : [h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
       h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
       h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),

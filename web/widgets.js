@@ -14,3 +14,11 @@ export function selectControl(id, label, options, value, onChange) {
     h('select', { id, onchange: (event) => onChange(event.target.value), disabled: options.length === 0 },
       options.map((option) => h('option', { value: option.value, selected: option.value === value }, option.label))));
 }
+
+/** A sortable column's header (#sort-`key`): `active` when the list is sorted by it, shown with
+ * its direction (`descending` for the columns sorted largest first); `onSort` sorts by it. */
+export function sortHeader(key, label, { active, descending, onSort, attrs = {} }) {
+  return h('th', { scope: 'col', ...attrs, 'aria-sort': active ? (descending ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: active ? 'sort active' : 'sort', id: `sort-${key}`, onclick: onSort },
+      label, active ? (descending ? ' ↓' : ' ↑') : ''));
+}

@@ -226,6 +226,8 @@ class SpaceIndex {
                                    const std::string& task) const;
   //! Indexes the census rows (census_types_) and the types of the ranked models.
   void build_census();
+  //! The tasks the census stack `stem` covers, in the registry's order.
+  std::vector<std::string> census_tasks(const std::string& stem) const;
 
   IndexInputs inputs_;
   StackSet results_{"dataset", {}, {}};
@@ -248,6 +250,7 @@ std::optional<View> parse_view(std::string_view text);
 std::string_view sort_name(TestedSort sort);
 std::optional<TestedSort> parse_sort(std::string_view text);
 //! "type" / "one_core" / "sharded" / "ranked"
+std::string_view architecture_sort_name(ArchitectureSort sort);
 std::optional<ArchitectureSort> parse_architecture_sort(std::string_view text);
 
 }  // namespace canrun::serve

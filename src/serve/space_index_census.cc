@@ -22,12 +22,6 @@ namespace {
 using dataset::VerdictRow;
 using nlohmann::json;
 
-constexpr std::pair<ArchitectureSort, std::string_view> kArchitectureSorts[] = {
-    {ArchitectureSort::kType, "type"},
-    {ArchitectureSort::kOneCore, "one_core"},
-    {ArchitectureSort::kSharded, "sharded"},
-    {ArchitectureSort::kRanked, "ranked"}};
-
 bool is_sharded_id(std::string_view model_id) {
   return model_id.starts_with(census::kShardedOrg) &&
          model_id.substr(census::kShardedOrg.size()).starts_with('/');
@@ -80,11 +74,12 @@ int compare_rows(const VerdictRow* a, const VerdictRow* b) {
 
 }  // namespace
 
-std::optional<ArchitectureSort> parse_architecture_sort(std::string_view text) {
-  for (const auto& [sort, name] : kArchitectureSorts) {
-    if (name == text) return sort;
+std::vector<std::string> SpaceIndex::census_tasks(const std::string& stem) const {
+  std::vector<std::string> tasks;
+  for (std::string& task : task::task_names()) {
+    if (census_types_.contains({stem, task})) tasks.push_back(std::move(task));
   }
-  return std::nullopt;
+  return tasks;
 }
 
 void SpaceIndex::build_census() {
@@ -189,18 +184,8 @@ Result<json> SpaceIndex::architectures_json(const QueryParams& params) const {
         stack = census_.stacks[static_cast<std::size_t>(same - stems.begin())];
     }
   }
-  // The stack's census tasks, in the registry's order.
-  std::vector<std::string> tasks;
-  if (stack) {
-    for (const auto& [key, types] : census_types_) {
-      if (key.first == stack->key().stem()) tasks.push_back(key.second);
-    }
-  }
-  const std::vector<std::string> registered = task::task_names();
-  std::stable_sort(tasks.begin(), tasks.end(), [&](const std::string& a, const std::string& b) {
-    return std::find(registered.begin(), registered.end(), a) <
-           std::find(registered.begin(), registered.end(), b);
-  });
+  const std::vector<std::string> tasks =
+      stack ? census_tasks(stack->key().stem()) : std::vector<std::string>();
   if (!task.empty() && std::find(tasks.begin(), tasks.end(), task) == tasks.end()) {
     return bad_parameters(
         fmt::format("task {} has no census on this stack; its tasks: {}", quote_for_message(task),
@@ -275,7 +260,7 @@ Result<json> SpaceIndex::architectures_json(const QueryParams& params) const {
       {"tasks", tasks},
       {"stacks", stems},
       {"search", search},
-      {"sort", kArchitectureSorts[static_cast<std::size_t>(sort)].second},
+      {"sort", architecture_sort_name(sort)},
       {"total", entries.size()},
       {"counts",
        {{"one_core", counts_json(one_core_counts)}, {"sharded", counts_json(sharded_counts)}}},

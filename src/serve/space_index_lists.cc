@@ -29,6 +29,11 @@ constexpr std::pair<TestedSort, std::string_view> kSortNames[] = {
     {TestedSort::kName, "name"},     {TestedSort::kVerdict, "verdict"},
     {TestedSort::kCores, "cores"},   {TestedSort::kRuntime, "runtime"},
     {TestedSort::kMemory, "memory"}, {TestedSort::kDecode, "decode"}};
+constexpr std::pair<ArchitectureSort, std::string_view> kArchitectureSorts[] = {
+    {ArchitectureSort::kType, "type"},
+    {ArchitectureSort::kOneCore, "one_core"},
+    {ArchitectureSort::kSharded, "sharded"},
+    {ArchitectureSort::kRanked, "ranked"}};
 
 template <typename Enum, std::size_t N>
 std::string_view name_in(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
@@ -80,6 +85,12 @@ std::string_view view_name(View view) { return name_in(kViewNames, view); }
 std::optional<View> parse_view(std::string_view text) { return parse_in(kViewNames, text); }
 std::string_view sort_name(TestedSort sort) { return name_in(kSortNames, sort); }
 std::optional<TestedSort> parse_sort(std::string_view text) { return parse_in(kSortNames, text); }
+std::string_view architecture_sort_name(ArchitectureSort sort) {
+  return name_in(kArchitectureSorts, sort);
+}
+std::optional<ArchitectureSort> parse_architecture_sort(std::string_view text) {
+  return parse_in(kArchitectureSorts, text);
+}
 
 json SpaceIndex::versions_json() const {
   json backends = json::array();
@@ -112,12 +123,8 @@ json SpaceIndex::versions_json() const {
   json census = json::array();
   for (const StackVerdicts* stack : census_.stacks) {
     json item = stack_json(stack->key());
-    json tasks = json::array();
-    for (const auto& [key, types] : census_types_) {
-      if (key.first == stack->key().stem()) tasks.push_back(key.second);
-    }
     item["rows"] = stack->rows().size();
-    item["tasks"] = std::move(tasks);
+    item["tasks"] = census_tasks(stack->key().stem());
     census.push_back(std::move(item));
   }
   return {{"backends", backends},

@@ -13,6 +13,7 @@
 #include "serve/answer_json.h"
 #include "serve/space_index.h"
 #include "serve/url.h"
+#include "task/task.h"
 
 namespace canrun::serve {
 namespace {
@@ -50,11 +51,8 @@ std::string task_for_message(const QueryParams& params) {
 
 std::vector<std::string> SpaceIndex::tasks_of(const ModelId& id, const StackSet& set) const {
   std::vector<std::string> model_tasks;
-  std::vector<std::string> all_tasks = tasks_;
-  for (const auto& [key, types] : census_types_) {  // the census's own tasks
-    if (std::find(all_tasks.begin(), all_tasks.end(), key.second) == all_tasks.end())
-      all_tasks.push_back(key.second);
-  }
+  // A census id's tasks are the census's own, which the dataset may not have.
+  std::vector<std::string> all_tasks = &set == &census_ ? task::task_names() : tasks_;
   for (const std::string& task : all_tasks) {
     constexpr View kListed[] = {View::kSelected, View::kTrending, View::kDownloads};
     const bool present =
