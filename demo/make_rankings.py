@@ -40,7 +40,6 @@ ZOO = {
  ],
  "feature-extraction": [
   ("canrun-fixtures/tiny-bge-features", 210_000, 12, 48, "sentence-transformers"),
-  ("canrun-fixtures/tiny-xlmr-features", 47_000, 2, 9, "transformers"),
  ],
  "text-classification": [
   ("canrun-fixtures/tiny-distilbert-classifier", 330_000, 7, 55, "transformers"),
@@ -54,10 +53,8 @@ ZOO = {
  ],
  "image-classification": [
   ("canrun-fixtures/tiny-vit-classifier", 390_000, 14, 160, "transformers"),
-  ("canrun-fixtures/tiny-convnext-classifier", 120_000, 6, 41, "transformers"),
  ],
  "zero-shot-image-classification": [
-  ("canrun-fixtures/tiny-clip", 260_000, 10, 95, "transformers"),
   ("canrun-fixtures/tiny-siglip", 88_000, 17, 30, "transformers"),
  ],
  "text-to-image": [

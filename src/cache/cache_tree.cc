@@ -104,11 +104,24 @@ std::map<std::string, EntryState> entry_states(const std::vector<std::string>& p
   return states;
 }
 
-fs::path compile_cache_root(const fs::path& cache_root) {
-  if (const char* env = std::getenv("CANRUN_COMPILE_CACHE"); env != nullptr && *env != '\0') {
+namespace {
+
+//! $VARIABLE made absolute when it is set and not empty, else cache_root/fallback.
+fs::path root_from(const char* variable, const fs::path& cache_root, const char* fallback) {
+  if (const char* env = std::getenv(variable); env != nullptr && *env != '\0') {
     return fs::absolute(env);
   }
-  return cache_root / "compile";
+  return cache_root / fallback;
+}
+
+}  // namespace
+
+fs::path compile_cache_root(const fs::path& cache_root) {
+  return root_from("CANRUN_COMPILE_CACHE", cache_root, "compile");
+}
+
+fs::path reference_cache_root(const fs::path& cache_root) {
+  return root_from("CANRUN_REFERENCE_CACHE", cache_root, "references");
 }
 
 fs::path backend_cache_dir(const fs::path& cache_root, std::string_view backend) {

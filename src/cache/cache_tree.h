@@ -87,6 +87,12 @@ std::map<std::string, EntryState> entry_states(const std::vector<std::string>& p
 //! <cache>/compile.
 std::filesystem::path compile_cache_root(const std::filesystem::path& cache_root);
 
+//! Where CPU references are kept: $CANRUN_REFERENCE_CACHE (made absolute) when set, else
+//! <cache>/references. A reference depends on the model, its revision, the task, the inputs,
+//! the dtype and the stack's library, never on the backend under test: campaigns of several
+//! backends (or cache folders) may share one, as the test suite's trials do.
+std::filesystem::path reference_cache_root(const std::filesystem::path& cache_root);
+
 //! Where a backend's compile caches live: compile_cache_root(cache)/<backend>, one folder per
 //! compiler version below it (run/script_run.cc points the backend's cache variable there).
 std::filesystem::path backend_cache_dir(const std::filesystem::path& cache_root,

@@ -41,6 +41,21 @@ TEST(CacheTreeTest, CompiledGraphsLiveUnderTheCacheUnlessCanrunCompileCacheNames
   ::unsetenv("CANRUN_COMPILE_CACHE");
 }
 
+TEST(CacheTreeTest, ReferencesLiveUnderTheCacheUnlessCanrunReferenceCacheNamesAFolder) {
+  ::unsetenv("CANRUN_REFERENCE_CACHE");
+  ::setenv("CANRUN_COMPILE_CACHE", "/shared/graphs", 1);  // each variable moves its own tree
+  EXPECT_EQ(reference_cache_root("/c"), "/c/references");
+  ::setenv("CANRUN_REFERENCE_CACHE", "/shared/references", 1);
+  EXPECT_EQ(reference_cache_root("/c"), "/shared/references");
+  EXPECT_EQ(compile_cache_root("/c"), "/shared/graphs");
+  ::setenv("CANRUN_REFERENCE_CACHE", "refs", 1);
+  EXPECT_EQ(reference_cache_root("/c"), fs::current_path() / "refs");
+  ::setenv("CANRUN_REFERENCE_CACHE", "", 1);
+  EXPECT_EQ(reference_cache_root("/c"), "/c/references");
+  ::unsetenv("CANRUN_REFERENCE_CACHE");
+  ::unsetenv("CANRUN_COMPILE_CACHE");
+}
+
 TEST(CacheTreeTest, ModuleEntriesAreCompleteOnlyWithModelDone) {
   const auto states = entry_states({
       "v/MODULE_done/model.done",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cache/cache_tree.h"
 #include "catalog/exclusions.h"
 #include "core/atomic_file.h"
 #include "core/cache_dir.h"
@@ -230,7 +231,7 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                      process::ProcessLauncher& launcher) {
   // Once per key: whoever computes a key holds its lock; a second asker waits, then finds it.
   const std::string& model_id = trial.checkpoint.model_id;
-  const verify::ReferenceStore references(trial.cache_dir / "references");
+  const verify::ReferenceStore references(cache::reference_cache_root(trial.cache_dir));
   const verify::ReferenceKey key{model_id,
                                  trial.checkpoint.revision,
                                  trial.request.task,

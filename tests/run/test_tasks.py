@@ -25,8 +25,8 @@ def perturbing(tmp_path, dims):
 # corrupting backend to that verdict, for 2-D logits (a row per sentence) and 3-D (a row per
 # token; fill-mask's are 3-D too, masked tokens picked from them as token-classification's are).
 @pytest.mark.parametrize("task,model,dims,row_noun", [
-    ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "sentence"),
-    ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "token"),
+    ("text-classification", "canrun-fixtures/tiny-distilbert-classifier", "2", "sentence"),
+    ("token-classification", "canrun-fixtures/tiny-electra-ner", "3", "token"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "image"),
     ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "image"),
 ])
@@ -46,9 +46,9 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     ("text-generation", "canrun-fixtures/tiny-gpt2", "3", "token 1 "),
     ("image-text-to-text", "canrun-fixtures/tiny-llava", "3", "token 1 "),
     ("feature-extraction", "canrun-fixtures/tiny-bge-features", "3", "holds NaN or infinite values"),
-    ("text-classification", "canrun-fixtures/tiny-bert-classifier", "2", "hold NaN or infinite values"),
+    ("text-classification", "canrun-fixtures/tiny-distilbert-classifier", "2", "hold NaN or infinite values"),
     ("fill-mask", "canrun-fixtures/tiny-bert-mlm", "3", "hold NaN or infinite values"),
-    ("token-classification", "canrun-fixtures/tiny-bert-ner", "3", "hold NaN or infinite values"),
+    ("token-classification", "canrun-fixtures/tiny-electra-ner", "3", "hold NaN or infinite values"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "hold NaN or infinite values"),
     ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "hold NaN or infinite values"),
     ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
@@ -77,7 +77,7 @@ def test_a_backend_that_corrupts_the_denoiser_fails_by_the_image(canrun_test, tm
 # is never reached otherwise.
 @pytest.mark.parametrize("function,result,limit", [("killing", "CRASH", "300"), ("sleeping", "TIMEOUT", "20")])
 def test_a_crash_and_a_timeout_of_an_encoder_get_their_verdicts(canrun_test, tmp_path, function, result, limit):
-    code, row, err = canrun_test("canrun-fixtures/tiny-bert-classifier", "--task", "text-classification",
+    code, row, err = canrun_test("canrun-fixtures/tiny-distilbert-classifier", "--task", "text-classification",
                                  "--backend", fault_profile(tmp_path, function), "--timeout", limit)
     assert row is not None, err
     assert row["result"] == result, row["error"]
@@ -86,7 +86,7 @@ def test_a_crash_and_a_timeout_of_an_encoder_get_their_verdicts(canrun_test, tmp
 def test_the_printed_verdict_of_an_encoder_gives_its_own_throughput(canrun_test):
     # What a user reads after canrun test (no --json): one pass over the inputs, not "generate",
     # and sentences/s. Eager (the reference backend): the words are checked, not the compiler.
-    code, printed, err = canrun_test("canrun-fixtures/tiny-bert-classifier", "--task", "text-classification",
+    code, printed, err = canrun_test("canrun-fixtures/tiny-distilbert-classifier", "--task", "text-classification",
                                      "--backend", "reference", printed=True)
     assert code == 0, err
     lines = {line[:10].strip(): line[10:] for line in printed.splitlines()}
