@@ -9,14 +9,20 @@ def import_torch():
     return torch
 
 
-def generate(torch, model, inputs, tokenizer, timings):
+def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
     """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
-    first call compiles, the next that compiles nothing new is measured) and returns the result."""
+    first call compiles, the next that compiles nothing new is measured) and returns the result.
+    An encoder-decoder model's encoder is compiled too: generate() runs it once, through
+    get_encoder(), before the decoder's steps (model.forward)."""
     global stage
     settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
-                    cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0)
+                    cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0,
+                    **extra_settings)
+    encoder_decoder = getattr(model.config, "is_encoder_decoder", False)
     if COMPILE_BACKEND:
         compile_forward(torch, model)
+        if encoder_decoder:
+            compile_forward(torch, model.get_encoder())
 
         def first_call():
             with torch.inference_mode():
@@ -40,7 +46,9 @@ def generate(torch, model, inputs, tokenizer, timings):
         # generation; measure the next call.
         timings["compile_s"] += done - clock.start
         timings["compile_calls"] = call
-    tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+    # A decoder-only model's output starts with the prompt; an encoder-decoder's with the
+    # decoder's start token.
+    tokens = output[0, 1 if encoder_decoder else inputs["input_ids"].shape[1]:].tolist()
     timings["generate_s"] = done - clock.start
     if clock.first is not None:
         timings["ttft_s"] = clock.first - clock.start
@@ -89,7 +97,26 @@ def top_margins():
 
 def compile_forward(torch, module):
     """Replaces module.forward with its torch.compile(backend=COMPILE_BACKEND)."""
+    keep_inductor_headers()
     module.forward = torch.compile(module.forward, backend=compile_backend(), **COMPILE_OPTIONS)
+
+
+def keep_inductor_headers():
+    """TorchInductor's CPU kernels include a header it precompiles once per machine and compiler
+    flags (about 150 MB, some 8 s of a core) into $TMPDIR/torchinductor_<user>, which is this
+    run's own under canrun: where canrun names a folder that outlives the run
+    (CANRUN_INDUCTOR_HEADERS, the cpu profile's node-local cache tier), it is kept there. Run
+    alone, or where TorchInductor's internals differ, nothing changes."""
+    folder = os.environ.get("CANRUN_INDUCTOR_HEADERS")
+    if not folder:
+        return
+    try:
+        from torch._inductor import codecache
+    except ImportError:
+        return
+    if hasattr(codecache, "_HEADER_DIR") and hasattr(codecache, "_HEADER_LOCK_DIR"):
+        codecache._HEADER_DIR = os.path.join(folder, "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
 
 
 def compiling_call(call):

@@ -3,7 +3,6 @@
 // each verdict at once; resumable (src/campaign). Fleet campaigns and `campaign status` are in
 // fleet_commands.cc.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <memory>
 #include <string>
@@ -72,7 +71,7 @@ int run_campaign_command(const CampaignCommandOptions& options) {
     return print_plan(plan.work, options.json);
   }
   ProgressDisplay progress(options.json);
-  StopSignals stop({SIGINT});
+  StopSignals stop;  // Ctrl-C and SIGTERM
   auto outcome = campaign::run_campaign(campaign, *launcher, progress, stop.requested());
   stop.restore();
   progress.clear();

@@ -1,7 +1,6 @@
 // canrun census: every model type of the stack's transformers, built tiny and tested on one core
 // and sharded (src/census), into a census dataset of its own.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <iostream>
 #include <map>
@@ -159,7 +158,7 @@ int run_census_command(const CensusCommandOptions& options) {
   census.max_cores = options.cores;
   auto launcher = process::make_posix_launcher();
   ProgressDisplay progress(options.json);
-  StopSignals stop({SIGINT});
+  StopSignals stop;  // Ctrl-C and SIGTERM
   auto outcome = census::run_census(census, *launcher, progress, stop.requested());
   stop.restore();
   progress.clear();

@@ -7,9 +7,9 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int signal) {
   stop_requested = true;
-  ::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends canrun at once
+  ::signal(signal, SIG_DFL);  // a second one ends canrun at once
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // array task or Kubernetes index runs it, sharing the compiled graphs with the other nodes
 // through the campaign's compile cache.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -117,7 +116,7 @@ int run_worker_command(const WorkerOptions& options) {
       campaign::worker_options(options.campaign_dir, options.python, options.cache));
   auto launcher = process::make_posix_launcher();
   ProgressDisplay progress(options.json);
-  StopSignals stop({SIGINT, SIGTERM});  // Slurm and Kubernetes stop a task with SIGTERM
+  StopSignals stop;  // Slurm and Kubernetes stop a task with SIGTERM
   CANRUN_ASSIGN_OR_RETURN_EXIT(const auto shared, shared_compile_cache(campaign));
   if (shared) {  // the graphs any node compiled before, for this compiler version
     if (auto pulled = sync_compile_cache(shared->remote, shared->local, *launcher); !pulled.ok()) {

@@ -112,7 +112,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     report.queries = found->get<std::int64_t>();
   }
   for (auto [key, field] : {std::pair{"pooling", &RunReport::pooling},
-                            std::pair{"pooling_source", &RunReport::pooling_source}}) {
+                            std::pair{"pooling_source", &RunReport::pooling_source},
+                            std::pair{"source", &RunReport::source}}) {
     if (const auto found = json.find(key); found != json.end() && found->is_string()) {
       report.*field = found->get<std::string>();
     }

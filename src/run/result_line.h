@@ -51,6 +51,10 @@ struct RunReport {
   //! feature-extraction: how the token states became one vector ("cls pooling, normalized") and
   //! where the recipe read it ("from 1_Pooling/config.json", or the default mean's reason).
   std::string pooling, pooling_source;
+  //! Encoder-decoder generation: the text the encoder read and, in brackets, what the recipe
+  //! added to the prompt for the model's family ("translate English to French: The house …
+  //! (T5 task prefix … from the config's task_specific_params)").
+  std::string source;
   //! The task's throughput figure and its unit ("sentences/s"), when the recipe measures one.
   std::optional<double> throughput;
   std::string throughput_unit;

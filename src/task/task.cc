@@ -152,6 +152,34 @@ const std::vector<TaskSpec>& tasks() {
           .logits_row = "image",
           .shows_reference_prediction = true,
       },
+      // Encoder-decoder generation (Marian, T5, BART, M2M100, NLLB): recipes/text2text.py,
+      // the encoder and the decoder step compiled, greedy tokens compared on one core as a
+      // decoder's are. The family's inputs (a T5 prefix, the languages of a many-to-many
+      // translator) are the recipe's, said in the row.
+      {
+          .name = "translation",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "translation", .library = "transformers"},
+          .recipe = "text2text",
+          .default_prompt = "The house is wonderful and the garden is full of flowers.",
+          .comparison = Comparison::kTokens,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,
+          .shards = false,
+          .shows_reference_prediction = true,
+      },
+      {
+          .name = "text2text-generation",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "text2text-generation", .library = "transformers"},
+          .recipe = "text2text",
+          .default_prompt = "Answer the question: what is the capital of France?",
+          .comparison = Comparison::kTokens,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,
+          .shards = false,
+          .shows_reference_prediction = true,
+      },
       {
           .name = "text-to-image",
           .library = "diffusers",

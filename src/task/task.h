@@ -78,7 +78,7 @@ struct TaskSpec {
   //! repo without a tokenizer is not for it.
   bool text_only = false;
   //! The row's output_text gives what the CPU reference predicted under what the run did (an
-  //! image classifier's top 5 labels, both): the recipe's `text` of each.
+  //! image classifier's top 5 labels, both; a translation, both): the recipe's `text` of each.
   bool shows_reference_prediction = false;
 };
 

@@ -35,7 +35,15 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
               ::testing::ElementsAre("text-generation", "image-text-to-text", "sentence-similarity",
                                      "feature-extraction", "text-classification", "fill-mask",
                                      "token-classification", "image-classification",
-                                     "zero-shot-image-classification", "text-to-image"));
+                                     "zero-shot-image-classification", "translation",
+                                     "text2text-generation", "text-to-image"));
+  for (const char* name : {"translation", "text2text-generation"}) {
+    const TaskSpec* seq2seq = find_task(name);
+    ASSERT_NE(seq2seq, nullptr) << name;
+    EXPECT_EQ(seq2seq->recipe, "text2text");  // one recipe, the family's inputs inside it
+    EXPECT_TRUE(generates_text(*seq2seq));
+    EXPECT_FALSE(seq2seq->shards);
+  }
   const TaskSpec* classifier = find_task("image-classification");
   ASSERT_NE(classifier, nullptr);
   EXPECT_EQ(classifier->recipe, "image-classification");
@@ -92,7 +100,8 @@ TEST(TaskTest, TheTasksThatGenerateTextAreThoseComparedByTokens) {
   for (const TaskSpec& spec : tasks()) {
     if (generates_text(spec)) generating.push_back(spec.name);
   }
-  EXPECT_THAT(generating, ::testing::ElementsAre("text-generation", "image-text-to-text"));
+  EXPECT_THAT(generating, ::testing::ElementsAre("text-generation", "image-text-to-text",
+                                                 "translation", "text2text-generation"));
   EXPECT_EQ(speed_meaning(*find_task("text-generation")),
             "Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a "
             "static cache, after compiling: a smoke test of speed, not a benchmark.");

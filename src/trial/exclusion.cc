@@ -56,6 +56,7 @@ std::string architecture_task(std::string_view architecture, bool vision) {
       Head{"ForImageClassification", "image-classification"},
       Head{"ForCTC", "automatic-speech-recognition"},
       Head{"ForSpeechSeq2Seq", "automatic-speech-recognition"},
+      Head{"MTModel", "translation"},  // MarianMTModel, before the bare "Model" below
   };
   for (const Head& head : kHeads) {
     if (architecture.ends_with(head.suffix)) return std::string(head.task);

@@ -146,6 +146,7 @@ TEST(TaskOfModelTest, TheArchitecturesHeadSaysTheTask) {
   EXPECT_EQ(task_of("GPT2LMHeadModel"), "text-generation");
   EXPECT_EQ(task_of("LlavaForConditionalGeneration", true), "image-text-to-text");
   EXPECT_EQ(task_of("T5ForConditionalGeneration"), "text2text-generation");
+  EXPECT_EQ(task_of("MarianMTModel"), "translation");  // not a bare model
   EXPECT_EQ(task_of("BertForSequenceClassification"), "text-classification");
   EXPECT_EQ(task_of("RobertaForMaskedLM"), "fill-mask");
   EXPECT_EQ(task_of("ElectraForTokenClassification"), "token-classification");

@@ -82,6 +82,24 @@ std::string reference_library_version(const PreparedTrial& trial) {
   return out;
 }
 
+//! What a reference backend computes differently from the shipped one (its device, compiler,
+//! imports, options and environment), or empty for a profile that computes the same: a
+//! reference made by another belongs to another key, and the shipped one's keys stay as they
+//! were before this was keyed.
+Result<std::string> reference_backend_identity(const backend::BackendProfile& profile) {
+  const auto identity = [](const backend::BackendProfile& of) {
+    std::string out =
+        fmt::format("{} {} [{}]", of.torch_device, of.compile_backend, fmt::join(of.imports, ","));
+    for (const auto& [option, on] : of.compile_options) out += fmt::format(" {}={}", option, on);
+    for (const auto& [name, value] : of.env) out += fmt::format(" {}={}", name, value);
+    return out;
+  };
+  CANRUN_ASSIGN_OR_RETURN(const backend::BackendProfile shipped,
+                          backend::find_profile(kReferenceBackend));
+  const std::string mine = identity(profile);
+  return mine == identity(shipped) ? std::string() : mine;
+}
+
 }  // namespace
 
 fs::path absolute_cache_dir(const TrialRequest& request) {
@@ -232,13 +250,19 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   // Once per key: whoever computes a key holds its lock; a second asker waits, then finds it.
   const std::string& model_id = trial.checkpoint.model_id;
   const verify::ReferenceStore references(cache::reference_cache_root(trial.cache_dir));
+  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
+                          backend::find_profile(trial.request.reference_backend));
+  reference_profile.dtype = trial.profile.dtype;
+  CANRUN_ASSIGN_OR_RETURN(std::string reference_backend,
+                          reference_backend_identity(reference_profile));
   const verify::ReferenceKey key{model_id,
                                  trial.checkpoint.revision,
                                  trial.request.task,
                                  trial.recipe.prompt,
                                  trial.request.new_tokens,
                                  trial.profile.dtype,
-                                 reference_library_version(trial)};
+                                 reference_library_version(trial),
+                                 std::move(reference_backend)};
   TrialReference out;
   out.python_path = python_path;
   out.reference = references.find(key);
@@ -250,9 +274,6 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   out.reused = out.reference.has_value();
   if (out.reference) return out;
 
-  CANRUN_ASSIGN_OR_RETURN(backend::BackendProfile reference_profile,
-                          backend::find_profile(trial.request.reference_backend));
-  reference_profile.dtype = trial.profile.dtype;
   recipe::RecipeRequest reference_request = trial.recipe;
   reference_request.cores = 1;  // the reference runs on one core, unsharded
   reference_request.parallelism = Parallelism::kNone;
@@ -428,6 +449,7 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     switch (comparison_of(trial)) {
       case task::Comparison::kTokens:
         compare_tokens_with_reference(report, *found->reference, trial.profile.dtype, row);
+        show_both_texts(*task::find_task(trial.request.task), report, *found->reference, row);
         break;
       case task::Comparison::kEmbeddings:
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);

@@ -41,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "backend/pinning.h"
 #include "backend/profile.h"
@@ -67,14 +68,17 @@ struct PlanOverride {
   std::optional<Parallelism> parallelism;
 };
 
+//! The shipped profile of the CPU reference (backends/reference.toml).
+inline constexpr std::string_view kReferenceBackend = "reference";
+
 //! What to try, as canrun test, plan and render take it.
 struct TrialRequest {
   std::string model;  //!< Hub id or local folder
   std::string revision = "main";
   std::string task;  //!< a Hub pipeline tag with a recipe; empty: the model's (task_of_model)
-  std::string backend = "cpu";                  //!< profile name or .toml path
-  std::string reference_backend = "reference";  //!< the CPU reference's profile
-  std::string prompt;                           //!< empty: the task's
+  std::string backend = "cpu";                       //!< profile name or .toml path
+  std::string reference_backend{kReferenceBackend};  //!< the CPU reference's profile
+  std::string prompt;                                //!< empty: the task's
   int new_tokens = recipe::kDefaultNewTokens;
   std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
   std::string python;                  //!< the stack's Python; empty: stack::default_python()

@@ -148,6 +148,21 @@ TEST(TokensVerdictTest, EqualTokensPass) {
   EXPECT_EQ(row.error_signature, std::nullopt);
 }
 
+TEST(TokensVerdictTest, ATranslationShowsWhatWasReadAndBothTexts) {
+  run::RunReport report;
+  report.text = "La maison";
+  report.source = "translate English to French: The house (T5 task prefix)";
+  const verify::Reference reference{{10, 11}, "La maison", {}, 0, {}, {}, {}};
+  dataset::VerdictRow row;
+  row.output_text = "La maison";
+  show_both_texts(*task::find_task("text-generation"), report, reference, row);
+  EXPECT_EQ(row.output_text, "La maison");  // a decoder's row keeps its text alone
+  show_both_texts(*task::find_task("translation"), report, reference, row);
+  EXPECT_EQ(row.output_text,
+            "source: translate English to French: The house (T5 task prefix)\n"
+            "this run: La maison\nCPU reference: La maison");
+}
+
 TEST(TokensVerdictTest, DifferentTokenIsMismatchNamingTheFirstOne) {
   run::RunReport report;
   report.tokens = {10, 11, 99, 13};

@@ -22,6 +22,7 @@ nlohmann::json key_json(const ReferenceKey& key) {
   // A commit is the files themselves (the census's sharded id names the one-core id's snapshot):
   // one reference for both. Anything else (a branch, a folder's) needs the model to name it.
   if (!is_commit(key.revision)) json["model_id"] = key.model_id;
+  if (!key.reference_backend.empty()) json["reference_backend"] = key.reference_backend;
   return json;
 }
 

@@ -1,6 +1,7 @@
 // The CPU reference store: the output of one eager CPU run (tokens, embeddings, or the files
 // of logits or an image run.py wrote, copied beside the JSON), kept once
-// per (model, revision, task, prompt, tokens, dtype, library version) and reused by every later
+// per (model, revision, task, prompt, tokens, dtype, library version, and the reference backend
+// when it is not the shipped one) and reused by every later
 // test of that model. A revision that is a full commit sha names the files whatever the repo id
 // (git's commit hashes cover the tree), so it is keyed without the model: a snapshot under two
 // ids (the census's one-core and sharded ids) has one reference. One JSON file per key under DIR,
@@ -28,6 +29,9 @@ struct ReferenceKey {
   int new_tokens = 0;
   std::string dtype;
   std::string library_version;
+  //! What the reference backend computes differently from the shipped reference profile;
+  //! empty for that one (trial::reference_for).
+  std::string reference_backend = {};
 
   friend bool operator==(const ReferenceKey&, const ReferenceKey&) = default;
 };

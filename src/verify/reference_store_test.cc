@@ -31,7 +31,9 @@ TEST(ReferenceStoreTest, SavesAndFindsByTheWholeKey) {
                      key.library_version},
         ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 32, key.dtype, "4.57.6"},
         ReferenceKey{key.model_id, key.revision, "sentence-similarity", key.prompt, 32, key.dtype,
-                     key.library_version}}) {
+                     key.library_version},
+        ReferenceKey{key.model_id, key.revision, key.task, key.prompt, 32, key.dtype,
+                     key.library_version, "cuda None [] "}}) {
     EXPECT_FALSE(store.find(changed).has_value());
   }
   // A commit names the files: the same snapshot under another id has the same reference; a

@@ -71,3 +71,31 @@ def test_kill_nine_at_ten_moments_then_resume(canrun_bin, tmp_path):
     assert len(results) == len(MODELS)
     assert processes_of(campaign_dir) == [], f"seed {seed}: processes of runs left behind"
     assert len(killed_at) >= 5, f"seed {seed}: only {len(killed_at)} kills landed mid-campaign"
+
+
+def test_sigterm_stops_a_campaign_and_its_running_trial(canrun_bin, tmp_path):
+    """`kill`, `timeout`, Slurm and Kubernetes stop a program with SIGTERM: the campaign stops as
+    on Ctrl-C (exit 130), ending the trial it was running instead of leaving it to run on."""
+    models = tmp_path / "models.txt"
+    models.write_text("canrun-fixtures/tiny-llama\n")
+    campaign_dir = (tmp_path / "campaign").resolve()
+    env = dict(os.environ, HF_HOME=str(FIXTURES), HF_HUB_OFFLINE="1", NO_COLOR="1",
+               CANRUN_CACHE=str(tmp_path / "cache"))
+    env.pop("HF_HUB_CACHE", None)
+    process = subprocess.Popen([str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation",
+                                "--models", str(models), "--out", str(tmp_path / "dataset"),
+                                "--campaign-dir", str(campaign_dir)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = []
+    for line in process.stderr:  # until a run of the trial is under way
+        said.append(line)
+        if "canrun: running " in line or "running the CPU reference" in line:
+            break
+    deadline = time.monotonic() + 30
+    while not processes_of(campaign_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_of(campaign_dir), "".join(said)
+    process.send_signal(signal.SIGTERM)
+    said.append(process.stderr.read())
+    assert process.wait(timeout=120) == 130, "".join(said)
+    assert processes_of(campaign_dir) == [], "processes of the run left behind"
