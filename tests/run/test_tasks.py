@@ -1,12 +1,14 @@
 """The tasks beyond generation end to end on the CPU (TorchInductor), through canrun test:
-text-classification, fill-mask and token-classification (logits against the CPU reference)
-and text-to-image (diffusers: the image against the CPU reference's). A perturbing backend fails
+text-classification, fill-mask and token-classification (logits against the CPU reference),
+translation and text2text-generation (encoder-decoders, tokens) and text-to-image (diffusers:
+the image against the CPU reference's). A perturbing backend fails
 an encoder and a pipeline with their comparison's mismatch, and the rendered run.py runs alone; a crash and a timeout
 still get their verdicts. That every fixture family of each task passes, on both stacks, and
 that a text-to-image verdict keeps both images in the dataset, is read from the demo's campaign
 (tests/demo/test_demo.py)."""
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -51,6 +53,8 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     ("token-classification", "canrun-fixtures/tiny-electra-ner", "3", "hold NaN or infinite values"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "hold NaN or infinite values"),
     ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "hold NaN or infinite values"),
+    ("translation", "canrun-fixtures/tiny-t5-translator", "3", "token 1 "),
+    ("text2text-generation", "canrun-fixtures/tiny-bart-text2text", "3", "token 2 "),
     ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
 ])
 def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_test, tmp_path, task, model,
@@ -60,6 +64,22 @@ def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_t
     assert row is not None, err
     assert (code, row["result"]) == (1, "FAIL_MISMATCH"), row["error"]
     assert words in row["error"], row["error"]
+
+
+# Encoder-decoders: the decoder's logits negated, greedy decoding parts from the reference's
+# tokens. The row still shows the source and both texts.
+@pytest.mark.parametrize("task,model", [
+    ("translation", "canrun-fixtures/tiny-t5-translator"),
+    ("text2text-generation", "canrun-fixtures/tiny-bart-text2text"),
+])
+def test_a_backend_that_corrupts_the_decoder_fails_by_the_tokens(canrun_test, tmp_path, task, model):
+    code, row, err = canrun_test(model, "--task", task, "--backend", perturbing(tmp_path, "3"))
+    assert row is not None, err
+    assert (code, row["result"]) == (1, "FAIL_MISMATCH"), row["error"]
+    assert re.match(r"token \d+ of 32 differs from the CPU reference\n", row["error"]), row["error"]
+    source, ran, reference = row["output_text"].split("\n")[:3]
+    assert source.startswith("source: ") and ran.startswith("this run: ")
+    assert reference.startswith("CPU reference: ") and reference[15:] != ran[10:]
 
 
 def test_a_backend_that_corrupts_the_denoiser_fails_by_the_image(canrun_test, tmp_path):
