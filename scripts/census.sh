@@ -36,6 +36,10 @@ sitting_end() {  # START END SECONDS
   echo "$(date -u -d "@$started" +%FT%TZ) $(date -u +%FT%TZ) $(( $(date +%s) - started ))" >> "$work/sittings.log"
 }
 trap sitting_end EXIT
+# Stopped by a signal (Ctrl-C, `kill`), bash leaves without its EXIT trap unless it traps the
+# signal: it then waits for canrun, which stops its runs cleanly, and logs the sitting.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 census() {  # PYTHON TASKS
   echo
