@@ -94,10 +94,15 @@ Result<std::string> reference_backend_identity(const backend::BackendProfile& pr
     for (const auto& [name, value] : of.env) out += fmt::format(" {}={}", name, value);
     return out;
   };
-  CANRUN_ASSIGN_OR_RETURN(const backend::BackendProfile shipped,
-                          backend::find_profile(kReferenceBackend));
+  // The shipped profile's, read once: the backends folders do not change while canrun runs.
+  static const Result<std::string> shipped = [&]() -> Result<std::string> {
+    CANRUN_ASSIGN_OR_RETURN(const backend::BackendProfile found,
+                            backend::find_profile(kReferenceBackend));
+    return identity(found);
+  }();
+  if (!shipped.ok()) return shipped.error();
   const std::string mine = identity(profile);
-  return mine == identity(shipped) ? std::string() : mine;
+  return mine == *shipped ? std::string() : mine;
 }
 
 }  // namespace
@@ -449,7 +454,8 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
     switch (comparison_of(trial)) {
       case task::Comparison::kTokens:
         compare_tokens_with_reference(report, *found->reference, trial.profile.dtype, row);
-        show_both_texts(*task::find_task(trial.request.task), report, *found->reference, row);
+        row.output_text =
+            predictions_text(*task::find_task(trial.request.task), report, *found->reference);
         break;
       case task::Comparison::kEmbeddings:
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);

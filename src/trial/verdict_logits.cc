@@ -21,11 +21,7 @@ Status compare_logits_with_reference(const task::TaskSpec& spec, const fs::path&
   const verify::LogitsComparison compared = verify::compare_logits(got, expected, dtype);
   const std::string_view row_noun = spec.logits_row.empty() ? "row" : spec.logits_row;
   const double threshold = verify::logits_relative_error_threshold(dtype);
-  // What the run predicted; under it, for a task that shows both, what the reference did.
-  const std::string predicted =
-      spec.shows_reference_prediction
-          ? fmt::format("this run: {}\nCPU reference: {}", report.text, reference.text)
-          : report.text;
+  const std::string predicted = predictions_text(spec, report, reference);
   row.output_text = fmt::format(
       "{}\n{} rows of logits; largest relative error against the CPU reference {:.3g} "
       "(threshold {:g}){}",

@@ -153,12 +153,9 @@ TEST(TokensVerdictTest, ATranslationShowsWhatWasReadAndBothTexts) {
   report.text = "La maison";
   report.source = "translate English to French: The house (T5 task prefix)";
   const verify::Reference reference{{10, 11}, "La maison", {}, 0, {}, {}, {}};
-  dataset::VerdictRow row;
-  row.output_text = "La maison";
-  show_both_texts(*task::find_task("text-generation"), report, reference, row);
-  EXPECT_EQ(row.output_text, "La maison");  // a decoder's row keeps its text alone
-  show_both_texts(*task::find_task("translation"), report, reference, row);
-  EXPECT_EQ(row.output_text,
+  // A decoder's row keeps its text alone.
+  EXPECT_EQ(predictions_text(*task::find_task("text-generation"), report, reference), "La maison");
+  EXPECT_EQ(predictions_text(*task::find_task("translation"), report, reference),
             "source: translate English to French: The house (T5 task prefix)\n"
             "this run: La maison\nCPU reference: La maison");
 }

@@ -52,12 +52,12 @@ void compare_tokens_with_reference(const run::RunReport& report, const verify::R
   row.error_signature = "FAIL_MISMATCH";
 }
 
-void show_both_texts(const task::TaskSpec& spec, const run::RunReport& report,
-                     const verify::Reference& reference, dataset::VerdictRow& row) {
-  if (!spec.shows_reference_prediction) return;
-  row.output_text = fmt::format("{}this run: {}\nCPU reference: {}",
-                                report.source.empty() ? "" : "source: " + report.source + "\n",
-                                report.text, reference.text);
+std::string predictions_text(const task::TaskSpec& spec, const run::RunReport& report,
+                             const verify::Reference& reference) {
+  if (!spec.shows_reference_prediction) return report.text;
+  return fmt::format("{}this run: {}\nCPU reference: {}",
+                     report.source.empty() ? "" : "source: " + report.source + "\n", report.text,
+                     reference.text);
 }
 
 }  // namespace canrun::trial
