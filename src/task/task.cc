@@ -12,6 +12,8 @@ std::string_view to_string(Comparison comparison) {
       return "logits";
     case Comparison::kImage:
       return "image";
+    case Comparison::kRanking:
+      return "ranking";
   }
   return "unknown";
 }
@@ -178,6 +180,23 @@ const std::vector<TaskSpec>& tasks() {
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,
           .shards = false,
+          .shows_reference_prediction = true,
+      },
+      // Rerankers (cross-encoders): recipes/text-ranking.py scores each query against each
+      // document of a fixed set through transformers' sequence-classification head over the
+      // pairs, which is what sentence-transformers' CrossEncoder runs; the scores and each
+      // query's order of documents are compared. The Hub lists them under sentence-transformers.
+      {
+          .name = "text-ranking",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "text-ranking", .library = "sentence-transformers"},
+          .recipe = "text-ranking",
+          .default_prompt = "Where is the Eiffel Tower?",  // the first query
+          .comparison = Comparison::kRanking,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // queries, documents, the run's and reference's orders
+          .shards = false,
+          .text_only = true,
           .shows_reference_prediction = true,
       },
       {

@@ -32,6 +32,10 @@ enum class Comparison {
   //! One core: the image run.py writes (outputs.safetensors, image.png) is not blank, has no
   //! NaN, and is within the dtype's PSNR and SSIM of the reference's (verify/image.h).
   kImage,
+  //! One core: a reranker's [queries, documents] scores run.py writes to outputs.safetensors are
+  //! within the dtype's relative error of the reference's for each query, and order the
+  //! documents as the reference does (a near-tie aside) (verify/ranking.h).
+  kRanking,
 };
 
 //! How the memory a model needs on a core is estimated for planning (SPEC.md §5).

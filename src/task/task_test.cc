@@ -36,7 +36,15 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
                                      "feature-extraction", "text-classification", "fill-mask",
                                      "token-classification", "image-classification",
                                      "zero-shot-image-classification", "translation",
-                                     "text2text-generation", "text-to-image"));
+                                     "text2text-generation", "text-ranking", "text-to-image"));
+  // A reranker is loaded by transformers; the Hub lists rerankers under sentence-transformers.
+  const TaskSpec* ranking = find_task("text-ranking");
+  ASSERT_NE(ranking, nullptr);
+  EXPECT_EQ(ranking->library, "transformers");
+  EXPECT_EQ(ranking->hub_filter.library, "sentence-transformers");
+  EXPECT_EQ(to_string(ranking->comparison), "ranking");
+  EXPECT_FALSE(generates_text(*ranking));
+  EXPECT_TRUE(ranking->text_only);
   for (const char* name : {"translation", "text2text-generation"}) {
     const TaskSpec* seq2seq = find_task(name);
     ASSERT_NE(seq2seq, nullptr) << name;

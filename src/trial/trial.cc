@@ -465,6 +465,11 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
             compare_logits_with_reference(*task::find_task(trial.request.task), outcome.run_dir,
                                           report, *found->reference, trial.profile.dtype, row));
         break;
+      case task::Comparison::kRanking:
+        CANRUN_RETURN_IF_ERROR(
+            compare_ranking_with_reference(*task::find_task(trial.request.task), outcome.run_dir,
+                                           report, *found->reference, trial.profile.dtype, row));
+        break;
       case task::Comparison::kImage:
         CANRUN_RETURN_IF_ERROR(compare_image_with_reference(
             outcome.run_dir, report, *found->reference, trial.profile.dtype, row));

@@ -61,6 +61,15 @@ Status compare_logits_with_reference(const task::TaskSpec& spec,
                                      const verify::Reference& reference, const std::string& dtype,
                                      dataset::VerdictRow& row);
 
+//! One core, a reranker: the run's [queries, documents] scores against the reference's
+//! (verify/ranking.h). Sets output_text to the queries, documents and both orders
+//! (predictions_text), and a summary.
+Status compare_ranking_with_reference(const task::TaskSpec& spec,
+                                      const std::filesystem::path& run_dir,
+                                      const run::RunReport& report,
+                                      const verify::Reference& reference, const std::string& dtype,
+                                      dataset::VerdictRow& row);
+
 //! One core, text-to-image: the run's image against the reference's (verify/image.h), and
 //! neither blank nor holding NaN. Sets output_text to a summary.
 Status compare_image_with_reference(const std::filesystem::path& run_dir,

@@ -39,15 +39,20 @@ void write_safetensors(const fs::path& path, const std::string& name, const std:
 }
 
 //! Logits rows as an F32 tensor "logits" in `path`.
-void write_logits(const fs::path& path, const std::vector<std::vector<float>>& rows) {
+void write_matrix(const fs::path& path, const std::string& name,
+                  const std::vector<std::vector<float>>& rows) {
   std::string data;
   for (const auto& row : rows) {
     data.append(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
   }
   write_safetensors(
-      path, "logits", "F32",
+      path, name, "F32",
       {static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows.front().size())},
       data);
+}
+
+void write_logits(const fs::path& path, const std::vector<std::vector<float>>& rows) {
+  write_matrix(path, "logits", rows);
 }
 
 //! An H × W × 3 image of 8-bit pixels, as run.py writes it.
@@ -399,6 +404,74 @@ TEST_F(LogitsVerdictTest, MissingFilesAreErrorsNotVerdicts) {
       compare_logits_with_reference(spec_, run_dir(), report_, reference_, "float32", row_);
   ASSERT_FALSE(no_reference.ok());
   EXPECT_EQ(no_reference.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(row_.result, VerdictResult::kCrash);
+}
+
+// --- ranking (one core, text-ranking) --------------------------------------------------------
+
+class RankingVerdictTest : public FileVerdictTest {
+ protected:
+  RankingVerdictTest() {
+    spec_.name = "text-ranking";
+    spec_.shows_reference_prediction = true;
+    report_.source = "q1: Where?\nd1: Here.\nd2: There.\nd3: Nowhere.";
+    report_.text = "q1: d1 > d3 > d2";
+    reference_.text = "q1: d1 > d3 > d2";
+  }
+  Status compare(const std::vector<std::vector<float>>& got,
+                 const std::vector<std::vector<float>>& reference, const std::string& dtype) {
+    write_matrix(outputs(), "scores", got);
+    write_matrix(reference_.outputs_file, "scores", reference);
+    return compare_ranking_with_reference(spec_, run_dir(), report_, reference_, dtype, row_);
+  }
+  task::TaskSpec spec_;
+};
+
+TEST_F(RankingVerdictTest, SameScoresPassShowingQueriesDocumentsAndBothOrders) {
+  report_.throughput = 40;
+  report_.throughput_unit = "pairs/s";
+  ASSERT_TRUE(compare({{3, -2, 1}}, {{3, -2, 1}}, "float32").ok());
+  EXPECT_EQ(row_.result, VerdictResult::kPass);
+  EXPECT_EQ(row_.verification, "reference");
+  EXPECT_EQ(row_.output_text,
+            "source: q1: Where?\nd1: Here.\nd2: There.\nd3: Nowhere.\nthis run: q1: d1 > d3 > d2\n"
+            "CPU reference: q1: d1 > d3 > d2\n1 queries × 3 documents; largest relative error of a "
+            "query's scores against the CPU reference 0 (threshold 0.0001); 40.0 pairs/s");
+}
+
+TEST_F(RankingVerdictTest, AnotherOrderIsMismatchNamingTheQueryAndBothOrders) {
+  // Within bfloat16’s relative error (0.1 of 0.25), but documents 2 and 3 swap places in query 2.
+  ASSERT_TRUE(
+      compare({{3, -2, 1}, {0, 0.95, 1.05}}, {{3, -2, 1}, {0, 1.05, 0.95}}, "bfloat16").ok());
+  EXPECT_EQ(row_.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row_.error,
+            "query 2: the documents rank d3 > d2 > d1, the CPU reference's d2 > d3 > d1");
+  EXPECT_EQ(row_.error_signature, "FAIL_MISMATCH | scores differ from the CPU reference");
+}
+
+TEST_F(RankingVerdictTest, ScoresFarFromTheReferencesInTheSameOrderAreMismatch) {
+  ASSERT_TRUE(compare({{6, -4, 2}}, {{3, -2, 1}}, "bfloat16").ok());
+  EXPECT_EQ(row_.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(row_.error,
+            "query 1: the scores are 1 away from the CPU reference's (relative error), above the "
+            "bfloat16 threshold 0.25");
+}
+
+TEST_F(RankingVerdictTest, NaNScoresAreAMismatchThatSaysSo) {
+  ASSERT_TRUE(compare({{3, NAN, 1}}, {{3, -2, 1}}, "float32").ok());
+  EXPECT_EQ(row_.result, VerdictResult::kFailMismatch);
+  EXPECT_EQ(
+      row_.error,
+      "the scores do not match the CPU reference's: they hold NaN or infinite values (1 of 3)");
+}
+
+TEST_F(RankingVerdictTest, MissingScoresAreErrorsNotVerdicts) {
+  write_logits(outputs(), {{1, 2, 3}});  // logits, no scores
+  write_matrix(reference_.outputs_file, "scores", {{1, 2, 3}});
+  Status no_scores =
+      compare_ranking_with_reference(spec_, run_dir(), report_, reference_, "float32", row_);
+  ASSERT_FALSE(no_scores.ok());
+  EXPECT_EQ(no_scores.error().message(), outputs().string() + " has no tensor scores");
   EXPECT_EQ(row_.result, VerdictResult::kCrash);
 }
 

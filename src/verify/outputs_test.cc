@@ -1,4 +1,5 @@
-// The arrays of run.py's outputs.safetensors read back, and the logits and image comparisons.
+// The arrays of run.py's outputs.safetensors read back, and the logits, ranking and image
+// comparisons.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/test_temp_dir.h"
 #include "verify/image.h"
 #include "verify/logits.h"
+#include "verify/ranking.h"
 #include "verify/tensor_file.h"
 
 namespace canrun::verify {
@@ -171,6 +173,58 @@ TEST(ImageTest, SsimSeesStructureNotBrightness) {
   Tensor small = gradient_image(8, 0);
   EXPECT_EQ(compare_images(small, image).shape_error,
             "an image of shape [8, 8, 3], the reference's [16, 16, 3]");
+}
+
+TEST(RankingTest, SameScoresAndOrderPass) {
+  const Tensor reference = matrix({{2.0, -1.0, 0.5, 0.0}, {-0.5, 1.5, 1.0, -2.0}});
+  Tensor got = reference;
+  got.values[0] += 1e-6;
+  const RankingComparison same = compare_ranking(got, reference, "float32");
+  EXPECT_TRUE(same.shape_error.empty());
+  EXPECT_EQ(same.queries, 2u);
+  EXPECT_EQ(same.documents, 4u);
+  EXPECT_FALSE(same.order_differs);
+  EXPECT_LT(same.max_relative_error, 1e-4);
+  EXPECT_EQ(ranked_documents(reference.values.data() + 4, 4),
+            (std::vector<std::size_t>{1, 2, 0, 3}));
+}
+
+TEST(RankingTest, TwoDocumentsSwappedInOneQueryIsAnOrderThatDiffers) {
+  const Tensor reference = matrix({{2.0, -1.0, 0.5, 0.0}, {-0.5, 1.5, 1.0, -2.0}});
+  // The second query's documents 2 and 3 (0-based 1 and 2) swapped: the scores stay close
+  // in bfloat16's bound, but the order is not the reference's.
+  const Tensor got = matrix({{2.0, -1.0, 0.5, 0.0}, {-0.5, 1.2, 1.3, -2.0}});
+  const RankingComparison swapped = compare_ranking(got, reference, "bfloat16");
+  ASSERT_TRUE(swapped.order_differs);
+  EXPECT_EQ(*swapped.order_differs, 1u);
+  EXPECT_EQ(swapped.order, (std::vector<std::size_t>{2, 1, 0, 3}));
+  EXPECT_EQ(swapped.reference_order, (std::vector<std::size_t>{1, 2, 0, 3}));
+  EXPECT_EQ(swapped.worst, 1u);
+  EXPECT_LT(swapped.max_relative_error, 0.25);
+}
+
+TEST(RankingTest, ANearTieOfTheReferenceMayGoEitherWay) {
+  // The reference's documents 1 and 2 are 0.02 apart, within bfloat16's near-tie of a row whose
+  // largest score is 2 (0.05 × 2): the run may order them either way; not in float32.
+  const Tensor reference = matrix({{2.0, 1.01, 0.99, -1.0}});
+  const Tensor got = matrix({{2.0, 0.99, 1.01, -1.0}});
+  EXPECT_FALSE(compare_ranking(got, reference, "bfloat16").order_differs);
+  EXPECT_TRUE(compare_ranking(got, reference, "float32").order_differs);
+}
+
+TEST(RankingTest, NanShapesAndFarScoresAreCaught) {
+  const Tensor reference = matrix({{2.0, -1.0, 0.5}});
+  Tensor nan = reference;
+  nan.values[1] = std::nan("");
+  EXPECT_NE(compare_ranking(nan, reference, "float32").shape_error.find("NaN"), std::string::npos);
+  EXPECT_NE(compare_ranking(matrix({{2.0, -1.0}}), reference, "float32").shape_error.find("[1, 2]"),
+            std::string::npos);
+  EXPECT_FALSE(compare_ranking(matrix({{1.0}}), matrix({{1.0}}), "float32").shape_error.empty());
+  // Same order, scores doubled: the order holds, the error (1.0) does not.
+  const RankingComparison doubled =
+      compare_ranking(matrix({{4.0, -2.0, 1.0}}), reference, "float32");
+  EXPECT_FALSE(doubled.order_differs);
+  EXPECT_NEAR(doubled.max_relative_error, 1.0, 1e-12);
 }
 
 }  // namespace

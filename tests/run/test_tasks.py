@@ -1,6 +1,6 @@
 """The tasks beyond generation end to end on the CPU (TorchInductor), through canrun test:
 text-classification, fill-mask and token-classification (logits against the CPU reference),
-translation and text2text-generation (encoder-decoders, tokens) and text-to-image (diffusers:
+text-ranking (a reranker's scores and orders), translation and text2text-generation (encoder-decoders, tokens) and text-to-image (diffusers:
 the image against the CPU reference's). A perturbing backend fails
 an encoder and a pipeline with their comparison's mismatch, and the rendered run.py runs alone; a crash and a timeout
 still get their verdicts. That every fixture family of each task passes, on both stacks, and
@@ -55,6 +55,7 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "hold NaN or infinite values"),
     ("translation", "canrun-fixtures/tiny-t5-translator", "3", "token 1 "),
     ("text2text-generation", "canrun-fixtures/tiny-bart-text2text", "3", "token 2 "),
+    ("text-ranking", "canrun-fixtures/tiny-bert-reranker", "2", "hold NaN or infinite values"),
     ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
 ])
 def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_test, tmp_path, task, model,
@@ -64,6 +65,22 @@ def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_t
     assert row is not None, err
     assert (code, row["result"]) == (1, "FAIL_MISMATCH"), row["error"]
     assert words in row["error"], row["error"]
+
+
+# A reranker's scores negated: each query's documents rank backwards. The row shows the queries,
+# the documents and both orders.
+def test_a_backend_that_corrupts_a_reranker_fails_by_the_order(canrun_test, tmp_path):
+    code, row, err = canrun_test("canrun-fixtures/tiny-bert-reranker", "--task", "text-ranking",
+                                 "--backend", perturbing(tmp_path, "2"))
+    assert row is not None, err
+    assert (code, row["result"]) == (1, "FAIL_MISMATCH"), row["error"]
+    got, reference = re.fullmatch(r"query 1: the documents rank (.+), the CPU reference's (.+)", row["error"]).groups()
+    assert got.split(" > ") == reference.split(" > ")[::-1]
+    assert row["error_signature"] == "FAIL_MISMATCH | scores differ from the CPU reference"
+    lines = row["output_text"].split("\n")
+    assert lines[0] == "source: q1: Where is the Eiffel Tower?" and "d1: The Eiffel Tower stands in Paris" in lines[3]
+    ran = next(line for line in lines if line.startswith("this run: "))
+    assert ran.startswith(f"this run: q1: {got};")
 
 
 # Encoder-decoders: the decoder's logits negated, greedy decoding parts from the reference's
