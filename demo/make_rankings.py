@@ -35,8 +35,6 @@ ZOO = {
  "sentence-similarity": [
   ("sentence-transformers/all-MiniLM-L6-v2", 980_000, 25, 4100, "sentence-transformers"),
   ("canrun-fixtures/tiny-qwen3-embedder", 150_000, 30, 77, "sentence-transformers"),
-  ("canrun-fixtures/tiny-xlmr-embedder", 99_000, 4, 21, "sentence-transformers"),
-  ("canrun-fixtures/tiny-mpnet-embedder", 65_000, 3, 19, "sentence-transformers"),
  ],
  "feature-extraction": [
   ("canrun-fixtures/tiny-bge-features", 210_000, 12, 48, "sentence-transformers"),
@@ -56,6 +54,15 @@ ZOO = {
  ],
  "zero-shot-image-classification": [
   ("canrun-fixtures/tiny-siglip", 88_000, 17, 30, "transformers"),
+ ],
+ "translation": [
+  ("canrun-fixtures/tiny-t5-translator", 270_000, 13, 58, "transformers"),
+ ],
+ "text2text-generation": [
+  ("canrun-fixtures/tiny-bart-text2text", 120_000, 6, 25, "transformers"),
+ ],
+ "text-ranking": [
+  ("canrun-fixtures/tiny-bert-reranker", 520_000, 16, 95, "sentence-transformers"),
  ],
  "text-to-image": [
   ("canrun-fixtures/tiny-sd", 450_000, 40, 210, "diffusers"),

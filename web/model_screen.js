@@ -7,6 +7,13 @@ import { navigate } from './navigation.js';
 import { architecturesUrl, listUrl, modelUrl, stackParams } from './urls.js';
 import { badge, selectControl } from './widgets.js';
 
+// A verdict's output_text that starts with "source: " (what a translator or a reranker read, up
+// to its "this run: " line): [the source, the rest]; else [null, the text].
+function splitSource(text) {
+  const at = text?.startsWith('source: ') ? text.indexOf('\nthis run: ') : -1;
+  return at < 0 ? [null, text] : [text.slice('source: '.length, at), text.slice(at + 1)];
+}
+
 const PASS_MEANING = 'PASS is about correctness: the output matches the CPU reference (one core) or reads as fluent English to the judge (sharded). ';
 
 // A failure's full log (its stdout then stderr, the end kept), fetched when first opened.
@@ -209,8 +216,10 @@ export async function renderModel(root, state, isCurrent) {
   if (data.log_url) notices.push(runLog(data.log_url));
 
   // The output: the backend's image beside the CPU reference's, or the text (a summary for
-  // embeddings and encoder tasks).
+  // embeddings and encoder tasks). A row's text that starts with what the model read ("source: "
+  // up to "this run: ") gives that to the Input card.
   let output = null;
+  const [source, outputText] = splitSource(verdict?.output_text);
   const figure = (role, caption, alt) => data.images?.[role]
     ? h('figure', { class: 'output-image' }, h('img', { src: data.images[role], alt, id: `image-${role.replaceAll('_', '-')}`, width: 256, height: 256 }), h('figcaption', {}, caption))
     : null;
@@ -220,14 +229,20 @@ export async function renderModel(root, state, isCurrent) {
     output = h('section', { class: 'card' }, h('h2', {}, 'Output'),
       h('div', { class: 'image-pair' }, figure('image', on, alt(on)), figure('reference_image', 'CPU reference', alt('CPU reference'))),
       verdict?.output_text ? h('p', { class: 'muted', id: 'output-text' }, verdict.output_text) : null);
-  } else if (verdict?.output_text) {
-    output = h('section', { class: 'card' }, h('h2', {}, 'Output'), h('pre', { class: 'output-text', id: 'output-text', tabindex: '0' }, verdict.output_text));
+  } else if (outputText) {
+    output = h('section', { class: 'card' }, h('h2', {}, 'Output'), h('pre', { class: 'output-text', id: 'output-text', tabindex: '0' }, outputText));
   }
-  // What the model was shown, when run.py drew it (an image classifier's input).
-  const input = data.images?.input_image
-    ? h('section', { class: 'card' }, h('h2', {}, 'Input'),
-      h('div', { class: 'image-pair' }, figure('input_image', 'The first image run.py draws and gives the model (input.png)', 'The input image run.py draws: its first of the batch')))
-    : null;
+  // What the model was shown: the image run.py drew (an image classifier's input), or the text
+  // it read (a translator's source sentence, a reranker's queries and documents).
+  let input = null;
+  if (data.images?.input_image) {
+    input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
+      h('div', { class: 'image-pair' }, figure('input_image', 'The first image run.py draws and gives the model (input.png)', 'The input image run.py draws: its first of the batch')));
+  } else if (source) {
+    input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
+      h('p', { class: 'muted' }, 'What run.py gives the model (and what the model’s family adds to it, in brackets):'),
+      h('pre', { class: 'output-text', id: 'input-text', tabindex: '0' }, source));
+  }
 
   const reproduce = [];
   if (verdict) {

@@ -49,7 +49,8 @@ void compare_tokens_with_reference(const run::RunReport& report, const verify::R
 
 //! What the run predicted (report.text); for a task that shows both
 //! (spec.shows_reference_prediction: image classifiers, translation), what the model read
-//! (report.source, when the recipe says) above it and the CPU reference's prediction under it.
+//! (report.source, when the recipe says) above it and the CPU reference's prediction under it,
+//! each of the two on one line (line breaks and control bytes escaped: \n, \x0f).
 std::string predictions_text(const task::TaskSpec& spec, const run::RunReport& report,
                              const verify::Reference& reference);
 

@@ -163,6 +163,11 @@ TEST(TokensVerdictTest, ATranslationShowsWhatWasReadAndBothTexts) {
   EXPECT_EQ(predictions_text(*task::find_task("translation"), report, reference),
             "source: translate English to French: The house (T5 task prefix)\n"
             "this run: La maison\nCPU reference: La maison");
+  // Each text keeps its line: a line break or a control byte the model generated is escaped.
+  report.text = "La\nmai\x0fson";
+  EXPECT_EQ(predictions_text(*task::find_task("translation"), report, reference),
+            "source: translate English to French: The house (T5 task prefix)\n"
+            "this run: La\\nmai\\x0fson\nCPU reference: La maison");
 }
 
 TEST(TokensVerdictTest, DifferentTokenIsMismatchNamingTheFirstOne) {

@@ -52,12 +52,33 @@ void compare_tokens_with_reference(const run::RunReport& report, const verify::R
   row.error_signature = "FAIL_MISMATCH";
 }
 
+namespace {
+
+//! `text` on one line: a line break or another control character (a random-weight model's
+//! bytes) written as an escape, \n or \x0f, so that each text of the row keeps its line.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string predictions_text(const task::TaskSpec& spec, const run::RunReport& report,
                              const verify::Reference& reference) {
   if (!spec.shows_reference_prediction) return report.text;
   return fmt::format("{}this run: {}\nCPU reference: {}",
-                     report.source.empty() ? "" : "source: " + report.source + "\n", report.text,
-                     reference.text);
+                     report.source.empty() ? "" : "source: " + report.source + "\n",
+                     one_line(report.text), one_line(reference.text));
 }
 
 }  // namespace canrun::trial

@@ -44,7 +44,8 @@ test('the demo opens on Selected of text generation, with real-model PASSes and 
   // Every task of the zoo has data.
   const tasks = await page.locator('#task option').allTextContents();
   for (const task of ['text-generation', 'image-text-to-text', 'sentence-similarity', 'feature-extraction', 'text-classification',
-    'fill-mask', 'token-classification', 'image-classification', 'zero-shot-image-classification', 'text-to-image']) {
+    'fill-mask', 'token-classification', 'image-classification', 'zero-shot-image-classification', 'translation',
+    'text2text-generation', 'text-ranking', 'text-to-image']) {
     assert.ok(tasks.includes(task), `${task} in ${tasks}`);
   }
   await page.screenshot({ path: join(artifacts, 'demo-laptop.png') });
@@ -151,6 +152,26 @@ test("model pages: the sharded PASS, the stack apart from the packages on top, b
       const output = await page.locator('#output-text').textContent();
       assert.ok(output.startsWith(`this run: ${best} `), output);
       assert.ok(output.includes(`\nCPU reference: ${best} `), output);
+      await page.screenshot({ path: join(artifacts, `${name}-${suffix}.png`), fullPage: true });
+      await page.close();
+    }
+  }
+  // translation: the source sentence with the T5 prefix the recipe added, then the run's and
+  // the CPU reference's translations. text-ranking: the queries and documents, then each
+  // query's order of the documents, the run's and the reference's.
+  for (const [model, task, input, name] of [
+    ['tiny-t5-translator', 'translation', /^translate English to French: The house is wonderful and the garden is full of flowers\. \(a T5 task prefix, from the config's task_specific_params\)$/, 'demo-translation'],
+    ['tiny-bert-reranker', 'text-ranking', /^q1: Where is the Eiffel Tower\?\nq2: .+\nq3: .+\nd1: The Eiffel Tower stands in Paris.+\nd7: .+$/s, 'demo-ranking']]) {
+    for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+      page = await openPage(`/model/canrun-fixtures/${model}?task=${task}`, viewport);
+      assert.equal(await page.locator('.facts .badge').first().textContent(), 'PASS');
+      assert.match(await page.locator('#input-text').textContent(), input);
+      const [ran, reference] = (await page.locator('#output-text').textContent()).split('\n');
+      assert.match(ran, /^this run: ./);
+      assert.equal(reference, `CPU reference: ${ran.slice('this run: '.length)}`);
+      if (task === 'text-ranking') assert.match(ran, /^this run: q1: (d\d > ){6}d\d; q2: /);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${name}-${suffix} scrolls sideways by ${overflow}px`);
       await page.screenshot({ path: join(artifacts, `${name}-${suffix}.png`), fullPage: true });
       await page.close();
     }

@@ -154,8 +154,10 @@ def test_a_failure_cause_groups_more_than_one_model(stacks):
 DECODERS = ["tiny-llama", "tiny-qwen3", "tiny-gpt2", "tiny-phimoe"]
 ENCODERS = {"tiny-distilbert-classifier": "text-classification", "tiny-bert-mlm": "fill-mask",
             "tiny-roberta-mlm": "fill-mask", "tiny-electra-ner": "token-classification"}
-EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2"] + [f"canrun-fixtures/tiny-{family}-embedder"
-                                                         for family in ("xlmr", "mpnet", "qwen3")]
+EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2", "canrun-fixtures/tiny-qwen3-embedder"]
+# Encoder-decoders: (task, what the row says the family added to the prompt).
+SEQ2SEQ = {"canrun-fixtures/tiny-t5-translator": ("translation", " (a T5 task prefix, from the config's task_specific_params)"),
+           "canrun-fixtures/tiny-bart-text2text": ("text2text-generation", "")}
 FEATURES = {"canrun-fixtures/tiny-bge-features": ("cls pooling, normalized", "from 1_Pooling/config.json")}
 # (task, the first image's best label): the image classifiers, then the image-text models.
 CLASSIFIERS = {"canrun-fixtures/tiny-vit-classifier": ("image-classification", "sun"),
@@ -302,3 +304,32 @@ def test_the_package_tiktoken_is_learned_on_top_of_each_stack(stacks, version):
     # 4.57.6 first tries the file as a SentencePiece model, and its error asks for protobuf too.
     learned = ["protobuf", "tiktoken"] if version.startswith("4.") else ["tiktoken"]
     assert [package.split("==")[0] for package in row.packages] == learned
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+@pytest.mark.parametrize("model", SEQ2SEQ)
+def test_every_encoder_decoder_passes_with_the_reference_tokens_and_shows_both_texts(stacks, version, model):
+    task, added = SEQ2SEQ[model]
+    row = stacks[version].loc[(model, task)]
+    assert row.result == "PASS", row.error
+    assert (row.verification, row.cores, row.match_tokens, row.new_tokens) == ("reference", 1, 32, 32)
+    assert row.compile_s > 0 and row.throughput_unit == "tokens/s"
+    source, ran, reference = row.output_text.split("\n")
+    assert source.endswith(added) and source.startswith("source: ")
+    assert ran.startswith("this run: ") and reference == "CPU reference: " + ran[len("this run: "):]
+    assert "AutoModelForSeq2SeqLM" in row.run_py
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+def test_the_reranker_passes_by_its_scores_and_orders(stacks, version):
+    row = stacks[version].loc[("canrun-fixtures/tiny-bert-reranker", "text-ranking")]
+    assert row.result == "PASS", row.error
+    assert (row.library, row.verification, row.cores, row.throughput_unit) == (
+        "transformers", "reference", 1, "pairs/s")
+    lines = row.output_text.split("\n")
+    # The queries and documents, both orders (equal on a PASS of these scores), then the figures.
+    assert lines[0] == "source: q1: Where is the Eiffel Tower?" and lines[3].startswith("d1: ")
+    ran, reference = (line for line in lines if line.startswith(("this run: ", "CPU reference: ")))
+    assert ran[len("this run: "):] == reference[len("CPU reference: "):]
+    assert re.fullmatch(r"q1: (d\d > ){6}d\d; q2: .+; q3: .+", ran[len("this run: "):]), ran
+    assert lines[-1].startswith("3 queries × 7 documents; largest relative error of a query's scores")

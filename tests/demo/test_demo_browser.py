@@ -46,5 +46,6 @@ def test_a_second_make_demo_serves_the_space_it_left(tmp_path):
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-4000:]
     for name in ("demo-laptop", "demo-phone", "demo-compare", "demo-causes", "demo-model",
                  "demo-features-laptop", "demo-features-phone", "demo-classifier-laptop",
-                 "demo-classifier-phone", "demo-zero-shot-laptop", "demo-zero-shot-phone"):
+                 "demo-classifier-phone", "demo-zero-shot-laptop", "demo-zero-shot-phone",
+                 "demo-translation-laptop", "demo-translation-phone", "demo-ranking-laptop", "demo-ranking-phone"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name

@@ -188,9 +188,14 @@ models = [
                            "tests it as text-generation (--task text-generation).")
 
 
+# The tasks after the first ones: each ranks the Hub's models of its pipeline_tag and library
+# (rerankers: sentence-transformers), and sends a model the Hub lists for another task there.
 @pytest.mark.parametrize("task,model", [("image-classification", "google/vit-base-patch16-224"),
-                                        ("zero-shot-image-classification", "openai/clip-vit-base-patch32")])
-def test_the_image_tasks_select_their_rankings_and_send_other_tasks_models_away(select, catalog, task, model):
+                                        ("zero-shot-image-classification", "openai/clip-vit-base-patch32"),
+                                        ("translation", "Helsinki-NLP/opus-mt-en-de"),
+                                        ("text2text-generation", "google/flan-t5-base"),
+                                        ("text-ranking", "cross-encoder/ms-marco-MiniLM-L6-v2")])
+def test_later_tasks_select_their_rankings_and_send_other_tasks_models_away(select, catalog, task, model):
     selected, _ = catalog
     selected.write_text(selected.read_text() + f"""
 [{task}]
