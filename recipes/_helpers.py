@@ -47,8 +47,10 @@ def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
         timings["compile_s"] += done - clock.start
         timings["compile_calls"] = call
     # A decoder-only model's output starts with the prompt; an encoder-decoder's with the
-    # decoder's start token.
-    tokens = output[0, 1 if encoder_decoder else inputs["input_ids"].shape[1]:].tolist()
+    # decoder's start token (T5, BART), or with none of its start tokens (Whisper): its last
+    # NEW_TOKENS are the new ones.
+    first = max(0, output.shape[1] - NEW_TOKENS) if encoder_decoder else inputs["input_ids"].shape[1]
+    tokens = output[0, first:].tolist()
     timings["generate_s"] = done - clock.start
     if clock.first is not None:
         timings["ttft_s"] = clock.first - clock.start

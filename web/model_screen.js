@@ -238,6 +238,13 @@ export async function renderModel(root, state, isCurrent) {
   if (data.images?.input_image) {
     input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
       h('div', { class: 'image-pair' }, figure('input_image', 'The first image run.py draws and gives the model (input.png)', 'The input image run.py draws: its first of the batch')));
+  } else if (data.images?.input_audio) {
+    // A speech recognizer's clip: a player, and what run.py says it gave the model.
+    input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
+      h('figure', { class: 'input-audio' },
+        h('audio', { controls: true, preload: 'metadata', src: data.images.input_audio, id: 'input-audio' }),
+        h('figcaption', {}, 'The clip run.py synthesizes, writes as input.wav and gives the model')),
+      source ? h('pre', { class: 'output-text', id: 'input-text', tabindex: '0' }, source) : null);
   } else if (source) {
     input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
       h('p', { class: 'muted' }, 'What run.py gives the model (and what the model’s family adds to it, in brackets):'),

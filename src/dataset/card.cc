@@ -127,7 +127,8 @@ failure's run log (what run.py printed, the end kept, at most 256 KiB) is beside
 `logs/<stack>/<model id>/<task>.log`, where `<stack>` is the file's name without `.parquet`;
 a text-to-image row's images (PNG, at most 8 MiB each) are at
 `images/<stack>/<model id>/<task>.image.png` and `.reference_image.png`, an image classifier's
-input at `.input_image.png`, named by the row's `output_files`.
+input at `.input_image.png` and a speech recognizer's clip at `.input_audio.wav`, named by the
+row's `output_files`.
 
 ## Stacks
 

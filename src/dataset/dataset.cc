@@ -82,6 +82,14 @@ bool is_image_role(std::string_view role) {
 
 }  // namespace
 
+std::string_view output_file_extension(std::string_view role) {
+  return role == kInputAudioRole ? "wav" : "png";
+}
+
+std::string_view output_file_media_type(std::string_view role) {
+  return role == kInputAudioRole ? "audio/wav" : "image/png";
+}
+
 Result<fs::path> image_relative_path(const VerdictRow& row, std::string_view role) {
   if (!is_image_role(role)) {
     return invalid_argument(fmt::format("{} is not an image role", quote_for_message(role)));
@@ -89,7 +97,7 @@ Result<fs::path> image_relative_path(const VerdictRow& row, std::string_view rol
   CANRUN_ASSIGN_OR_RETURN(fs::path log, log_relative_path(row));  // the same checks, and place
   fs::path out = fs::path("images");
   for (auto part = std::next(log.begin()); part != log.end(); ++part) out /= *part;
-  return out.replace_filename(fmt::format("{}.{}.png", row.task, role));
+  return out.replace_filename(fmt::format("{}.{}.{}", row.task, role, output_file_extension(role)));
 }
 
 Status name_output_files(VerdictRow& row, const std::map<std::string, fs::path>& images) {

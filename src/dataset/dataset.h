@@ -69,15 +69,22 @@ Result<std::filesystem::path> log_relative_path(const VerdictRow& row);
 
 //! The largest output image kept (a PNG of 1024 × 1024 is 1–3 MiB); a larger one is left out.
 inline constexpr std::uintmax_t kMaxImageBytes = 8 * 1024 * 1024;
-//! The roles of a task's images, as `output_files` names them: the backend's output, the CPU
-//! reference's, and the input the recipe drew (the image a classifier was shown).
+//! The roles of a task's kept files, as `output_files` names them: the backend's output image,
+//! the CPU reference's, and the input the recipe made (the image a classifier was shown, PNG;
+//! the clip a speech recognizer heard, WAV). They all live under images/.
 inline constexpr std::string_view kImageRole = "image";
 inline constexpr std::string_view kReferenceImageRole = "reference_image";
 inline constexpr std::string_view kInputImageRole = "input_image";
-inline constexpr std::string_view kImageRoles[] = {kImageRole, kReferenceImageRole,
-                                                   kInputImageRole};
+inline constexpr std::string_view kInputAudioRole = "input_audio";
+inline constexpr std::string_view kImageRoles[] = {kImageRole, kReferenceImageRole, kInputImageRole,
+                                                   kInputAudioRole};
 
-//! images/<stack stem>/<owner>/<name>/<task>.<role>.png, relative to the dataset folder.
+//! A role's file extension ("wav" for input_audio, else "png") and media type ("audio/wav",
+//! "image/png").
+std::string_view output_file_extension(std::string_view role);
+std::string_view output_file_media_type(std::string_view role);
+
+//! images/<stack stem>/<owner>/<name>/<task>.<role>.<extension>, relative to the dataset folder.
 Result<std::filesystem::path> image_relative_path(const VerdictRow& row, std::string_view role);
 
 //! Sets row.output_files to the dataset paths of `images` (role → a PNG file) that

@@ -72,9 +72,10 @@ const std::array<ColumnSpec, 50> kColumns = {{
      "one before (the row keeps the new one), false when it held; null when run once.",
      3},
     {"output_files", &R::output_files,
-     "JSON object: the task's image files, by role (`image`, `reference_image`: the output and "
-     "the CPU reference's; `input_image`: the image run.py drew and gave the model; PNG), as "
-     "paths relative to the dataset folder (`images/...`); null when there is none.",
+     "JSON object: the task's kept files, by role (`image`, `reference_image`: the output and "
+     "the CPU reference's; `input_image`: the image run.py drew and gave the model; PNG; "
+     "`input_audio`: the clip a speech recognizer heard, WAV), as paths relative to the dataset "
+     "folder (`images/...`); null when there is none.",
      6},
     {"neuronx_cc", &R::neuronx_cc,
      "The neuronx-cc version when `compiler` is `neuronx-cc`, else null: `compiler_version` "

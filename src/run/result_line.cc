@@ -127,7 +127,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   }
   for (auto [key, field] : {std::pair{"outputs_file", &RunReport::outputs_file},
                             std::pair{"image_file", &RunReport::image_file},
-                            std::pair{"input_image_file", &RunReport::input_image_file}}) {
+                            std::pair{"input_image_file", &RunReport::input_image_file},
+                            std::pair{"input_audio_file", &RunReport::input_audio_file}}) {
     const auto found = json.find(key);
     if (found == json.end()) continue;
     // A file of run.py's own folder: a plain name, never a path out of it.

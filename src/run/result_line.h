@@ -63,6 +63,8 @@ struct RunReport {
   std::string outputs_file, image_file;
   //! The image the recipe drew and gave the model (image classification), kept beside the row.
   std::string input_image_file;
+  //! The clip run.py gave a speech recognizer (a WAV in its folder), when it says.
+  std::string input_audio_file;
   //! Text-to-image: NaN values in the generated image before its conversion to 8 bits, and the
   //! seconds to the first image, compile included.
   std::optional<std::int64_t> nan_values;

@@ -28,7 +28,7 @@ namespace canrun::serve {
 
 class KeptFiles {
  public:
-  //! role ("image", "reference_image", "input_image") → the PNG's path.
+  //! role ("image", "reference_image", "input_image", "input_audio") → the file's path.
   using Images = std::map<std::string, std::filesystem::path, std::less<>>;
 
   KeptFiles() = default;  //!< nothing kept
@@ -53,9 +53,15 @@ class KeptFiles {
 
  private:
   //! The files a row may have, as bits.
-  enum File : std::uint8_t { kLog = 1, kImage = 2, kReferenceImage = 4, kInputImage = 8 };
+  enum File : std::uint8_t {
+    kLog = 1,
+    kImage = 2,
+    kReferenceImage = 4,
+    kInputImage = 8,
+    kInputAudio = 16
+  };
   //! The File of an image role (dataset::kImageRoles), in their order.
-  static constexpr File kImageFiles[] = {kImage, kReferenceImage, kInputImage};
+  static constexpr File kImageFiles[] = {kImage, kReferenceImage, kInputImage, kInputAudio};
   //! A file of a row looked for and not found.
   struct Missing {
     std::uint32_t row_idx;

@@ -9,6 +9,7 @@
 #include "core/json_output.h"
 #include "core/model_id.h"
 #include "core/text.h"
+#include "dataset/dataset.h"
 #include "serve/query_params.h"
 
 namespace canrun::serve {
@@ -172,7 +173,10 @@ const std::vector<ApiRoute>& api_routes() {
        .parameters = row_parameters({"role"}),
        .answer =
            [](const ApiCall& call) {
-             return bytes_answer(call.index.image_bytes(*call.model, call.params), "image/png");
+             // A kept image is a PNG; a clip a speech recognizer heard, a WAV.
+             return bytes_answer(
+                 call.index.image_bytes(*call.model, call.params),
+                 std::string(dataset::output_file_media_type(param_of(call.params, "role"))));
            }},
       {.path = "/api/model/",
        .model_route = true,

@@ -199,6 +199,27 @@ const std::vector<TaskSpec>& tasks() {
           .text_only = true,
           .shows_reference_prediction = true,
       },
+      // Speech recognition: recipes/speech-recognition.py gives the model a 16 kHz clip it
+      // synthesizes and writes (input.wav), read back with the standard library. Whisper-style
+      // encoder-decoders (AutoModelForSpeechSeq2Seq) generate greedy tokens in English,
+      // transcribing, compared as text generation's; CTC models (AutoModelForCTC) give logits per
+      // frame, compared as an encoder's.
+      {
+          .name = "automatic-speech-recognition",
+          .library = "transformers",
+          .hub_filter = {.pipeline_tag = "automatic-speech-recognition", .library = "transformers"},
+          .recipe = "speech-recognition",
+          // No text goes in: the prompt names what run.py gives the model (and keys its reference).
+          .default_prompt = "a 2.4 s clip of vowel sounds at 16 kHz, synthesized by run.py",
+          .comparison = Comparison::kTokens,
+          .memory_estimate = MemoryEstimate::kWeights,
+          .display = Display::kText,  // the clip (a player), the transcripts of run and reference
+          .shards = false,
+          .shows_reference_prediction = true,
+          .families = {{.architecture_suffix = "ForCTC",
+                        .comparison = Comparison::kLogits,
+                        .logits_row = "frame"}},
+      },
       {
           .name = "text-to-image",
           .library = "diffusers",
@@ -219,6 +240,19 @@ const TaskSpec* find_task(std::string_view name) {
     if (spec.name == name) return &spec;
   }
   return nullptr;
+}
+
+TaskSpec spec_for_model(const TaskSpec& spec, const std::vector<std::string>& architectures) {
+  for (const FamilyComparison& family : spec.families) {
+    for (const std::string& architecture : architectures) {
+      if (!architecture.ends_with(family.architecture_suffix)) continue;
+      TaskSpec out = spec;
+      out.comparison = family.comparison;
+      out.logits_row = family.logits_row;
+      return out;
+    }
+  }
+  return spec;
 }
 
 bool generates_text(const TaskSpec& spec) { return spec.comparison == Comparison::kTokens; }

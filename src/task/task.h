@@ -60,6 +60,15 @@ struct HubFilter {
   std::string_view library;
 };
 
+//! A family of a task's models verified another way than the task's own comparison, told by the
+//! model's architecture (config.json's `architectures`): automatic-speech-recognition's CTC
+//! models (…ForCTC) by their logits per frame, where its encoder-decoders generate tokens.
+struct FamilyComparison {
+  std::string_view architecture_suffix;  //!< e.g. "ForCTC"
+  Comparison comparison = Comparison::kLogits;
+  std::string_view logits_row = {};  //!< as TaskSpec::logits_row
+};
+
 struct TaskSpec {
   std::string_view name;            //!< the Hub pipeline_tag, e.g. "text-generation"
   std::string_view library;         //!< what loads the model: "transformers"
@@ -84,6 +93,8 @@ struct TaskSpec {
   //! The row's output_text gives what the CPU reference predicted under what the run did (an
   //! image classifier's top 5 labels, both; a translation, both): the recipe's `text` of each.
   bool shows_reference_prediction = false;
+  //! The families verified their own way (spec_for_model); the rest by `comparison`.
+  std::vector<FamilyComparison> families = {};
 };
 
 //! Every task canrun tests, in the order lists show them.
@@ -94,6 +105,10 @@ const TaskSpec* find_task(std::string_view name);
 
 //! The names of tasks(), in order.
 std::vector<std::string> task_names();
+
+//! The task as it verifies a model of these architectures: `spec` with the comparison and
+//! logits_row of the first family one of them ends with (FamilyComparison), else `spec`.
+TaskSpec spec_for_model(const TaskSpec& spec, const std::vector<std::string>& architectures);
 
 //! Whether the task's output is generated text: its recipe generates 32 greedy tokens (batch 1,
 //! a static cache), which is what a token comparison compares, and it measures the first

@@ -36,7 +36,24 @@ TEST(TaskTest, FindsRegisteredTasksByPipelineTag) {
                                      "feature-extraction", "text-classification", "fill-mask",
                                      "token-classification", "image-classification",
                                      "zero-shot-image-classification", "translation",
-                                     "text2text-generation", "text-ranking", "text-to-image"));
+                                     "text2text-generation", "text-ranking",
+                                     "automatic-speech-recognition", "text-to-image"));
+  // Speech recognition: one task, two comparisons, chosen by the model's architecture.
+  const TaskSpec* speech = find_task("automatic-speech-recognition");
+  ASSERT_NE(speech, nullptr);
+  EXPECT_EQ(speech->comparison, Comparison::kTokens);
+  const TaskSpec whisper = spec_for_model(*speech, {"WhisperForConditionalGeneration"});
+  EXPECT_EQ(whisper.comparison, Comparison::kTokens);
+  EXPECT_TRUE(generates_text(whisper));
+  const TaskSpec ctc = spec_for_model(*speech, {"Wav2Vec2ForCTC"});
+  EXPECT_EQ(ctc.comparison, Comparison::kLogits);
+  EXPECT_EQ(ctc.logits_row, "frame");
+  EXPECT_EQ(ctc.name, "automatic-speech-recognition");
+  // A task without families is itself, whatever the architecture.
+  EXPECT_EQ(spec_for_model(*find_task("text-classification"), {"Wav2Vec2ForCTC"}).comparison,
+            Comparison::kLogits);
+  EXPECT_EQ(spec_for_model(*find_task("text-generation"), {"Wav2Vec2ForCTC"}).comparison,
+            Comparison::kTokens);
   // A reranker is loaded by transformers; the Hub lists rerankers under sentence-transformers.
   const TaskSpec* ranking = find_task("text-ranking");
   ASSERT_NE(ranking, nullptr);
@@ -108,8 +125,10 @@ TEST(TaskTest, TheTasksThatGenerateTextAreThoseComparedByTokens) {
   for (const TaskSpec& spec : tasks()) {
     if (generates_text(spec)) generating.push_back(spec.name);
   }
-  EXPECT_THAT(generating, ::testing::ElementsAre("text-generation", "image-text-to-text",
-                                                 "translation", "text2text-generation"));
+  // Speech recognition's own comparison is its encoder-decoders' (its CTC models' is a family's).
+  EXPECT_THAT(generating,
+              ::testing::ElementsAre("text-generation", "image-text-to-text", "translation",
+                                     "text2text-generation", "automatic-speech-recognition"));
   EXPECT_EQ(speed_meaning(*find_task("text-generation")),
             "Run time, first token and decode tokens/s measure 32 greedy tokens at batch 1 with a "
             "static cache, after compiling: a smoke test of speed, not a benchmark.");

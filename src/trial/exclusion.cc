@@ -61,6 +61,12 @@ std::string architecture_task(std::string_view architecture, bool vision) {
   for (const Head& head : kHeads) {
     if (architecture.ends_with(head.suffix)) return std::string(head.task);
   }
+  // Speech encoder-decoders (AutoModelForSpeechSeq2Seq's) name no head of their own.
+  for (std::string_view speech :
+       {"WhisperForConditionalGeneration", "Speech2TextForConditionalGeneration",
+        "MoonshineForConditionalGeneration", "SpeechEncoderDecoderModel"}) {
+    if (architecture == speech) return "automatic-speech-recognition";
+  }
   if (architecture.ends_with("ForConditionalGeneration")) {
     return vision ? "image-text-to-text" : "text2text-generation";
   }

@@ -147,6 +147,10 @@ TEST(TaskOfModelTest, TheArchitecturesHeadSaysTheTask) {
   EXPECT_EQ(task_of("LlavaForConditionalGeneration", true), "image-text-to-text");
   EXPECT_EQ(task_of("T5ForConditionalGeneration"), "text2text-generation");
   EXPECT_EQ(task_of("MarianMTModel"), "translation");  // not a bare model
+  // Speech recognizers: a CTC head, or a speech encoder-decoder that names none.
+  EXPECT_EQ(task_of("Wav2Vec2ForCTC"), "automatic-speech-recognition");
+  EXPECT_EQ(task_of("WhisperForConditionalGeneration"), "automatic-speech-recognition");
+  EXPECT_EQ(task_of("SpeechEncoderDecoderModel"), "automatic-speech-recognition");
   EXPECT_EQ(task_of("BertForSequenceClassification"), "text-classification");
   EXPECT_EQ(task_of("RobertaForMaskedLM"), "fill-mask");
   EXPECT_EQ(task_of("ElectraForTokenClassification"), "token-classification");

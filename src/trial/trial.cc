@@ -63,10 +63,20 @@ Result<judge::Judgement> judge_text(const PreparedTrial& trial, const std::strin
   return judge.judge({trial.recipe.prompt, text});
 }
 
+//! The trial's task as it verifies this model (its family's comparison: task::spec_for_model).
+task::TaskSpec task_spec_of(const PreparedTrial& trial) {
+  const task::TaskSpec* spec = task::find_task(trial.request.task);
+  if (spec == nullptr) {  // a task without a recipe is excluded before anything is verified
+    task::TaskSpec unknown;
+    unknown.name = trial.request.task;
+    return unknown;
+  }
+  return task::spec_for_model(*spec, trial.checkpoint.facts.architectures);
+}
+
 //! How the trial's task is verified on one core.
 task::Comparison comparison_of(const PreparedTrial& trial) {
-  const task::TaskSpec* spec = task::find_task(trial.request.task);
-  return spec != nullptr ? spec->comparison : task::Comparison::kTokens;
+  return task_spec_of(trial).comparison;
 }
 
 //! The libraries' versions a reference depends on: transformers', and the task's library's when
@@ -451,24 +461,22 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
       judge_sharded_run(measured, found->reference, judgement, row);
     }
   } else {
-    switch (comparison_of(trial)) {
+    const task::TaskSpec spec = task_spec_of(trial);
+    switch (spec.comparison) {
       case task::Comparison::kTokens:
         compare_tokens_with_reference(report, *found->reference, trial.profile.dtype, row);
-        row.output_text =
-            predictions_text(*task::find_task(trial.request.task), report, *found->reference);
+        row.output_text = predictions_text(spec, report, *found->reference);
         break;
       case task::Comparison::kEmbeddings:
         compare_embeddings_with_reference(report, *found->reference, trial.profile.dtype, row);
         break;
       case task::Comparison::kLogits:
-        CANRUN_RETURN_IF_ERROR(
-            compare_logits_with_reference(*task::find_task(trial.request.task), outcome.run_dir,
-                                          report, *found->reference, trial.profile.dtype, row));
+        CANRUN_RETURN_IF_ERROR(compare_logits_with_reference(
+            spec, outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
         break;
       case task::Comparison::kRanking:
-        CANRUN_RETURN_IF_ERROR(
-            compare_ranking_with_reference(*task::find_task(trial.request.task), outcome.run_dir,
-                                           report, *found->reference, trial.profile.dtype, row));
+        CANRUN_RETURN_IF_ERROR(compare_ranking_with_reference(
+            spec, outcome.run_dir, report, *found->reference, trial.profile.dtype, row));
         break;
       case task::Comparison::kImage:
         CANRUN_RETURN_IF_ERROR(compare_image_with_reference(
@@ -485,6 +493,10 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   if (!report.input_image_file.empty()) {  // what the model was shown
     if (auto image = run_file(outcome.run_dir, report.input_image_file, "input image"); image.ok())
       outcome.images[std::string(dataset::kInputImageRole)] = *image;
+  }
+  if (!report.input_audio_file.empty()) {  // what the model heard
+    if (auto audio = run_file(outcome.run_dir, report.input_audio_file, "input audio"); audio.ok())
+      outcome.images[std::string(dataset::kInputAudioRole)] = *audio;
   }
   if (!outcome.images.empty())
     CANRUN_RETURN_IF_ERROR(dataset::name_output_files(row, outcome.images));

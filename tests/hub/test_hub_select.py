@@ -194,7 +194,8 @@ models = [
                                         ("zero-shot-image-classification", "openai/clip-vit-base-patch32"),
                                         ("translation", "Helsinki-NLP/opus-mt-en-de"),
                                         ("text2text-generation", "google/flan-t5-base"),
-                                        ("text-ranking", "cross-encoder/ms-marco-MiniLM-L6-v2")])
+                                        ("text-ranking", "cross-encoder/ms-marco-MiniLM-L6-v2"),
+                                        ("automatic-speech-recognition", "openai/whisper-large-v3-turbo")])
 def test_later_tasks_select_their_rankings_and_send_other_tasks_models_away(select, catalog, task, model):
     selected, _ = catalog
     selected.write_text(selected.read_text() + f"""

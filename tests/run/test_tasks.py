@@ -1,6 +1,7 @@
 """The tasks beyond generation end to end on the CPU (TorchInductor), through canrun test:
 text-classification, fill-mask and token-classification (logits against the CPU reference),
-text-ranking (a reranker's scores and orders), translation and text2text-generation (encoder-decoders, tokens) and text-to-image (diffusers:
+text-ranking (a reranker's scores and orders), automatic-speech-recognition (a CTC model's
+logits per frame, a Whisper-style model's tokens), translation and text2text-generation (encoder-decoders, tokens) and text-to-image (diffusers:
 the image against the CPU reference's). A perturbing backend fails
 an encoder and a pipeline with their comparison's mismatch, and the rendered run.py runs alone; a crash and a timeout
 still get their verdicts. That every fixture family of each task passes, on both stacks, and
@@ -31,6 +32,7 @@ def perturbing(tmp_path, dims):
     ("token-classification", "canrun-fixtures/tiny-electra-ner", "3", "token"),
     ("image-classification", "canrun-fixtures/tiny-vit-classifier", "2", "image"),
     ("zero-shot-image-classification", "canrun-fixtures/tiny-clip", "2", "image"),
+    ("automatic-speech-recognition", "canrun-fixtures/tiny-wav2vec2-ctc", "3", "frame"),
 ])
 def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test, tmp_path, task, model,
                                                                     dims, row_noun):
@@ -56,6 +58,7 @@ def test_a_backend_that_corrupts_the_logits_fails_by_the_comparison(canrun_test,
     ("translation", "canrun-fixtures/tiny-t5-translator", "3", "token 1 "),
     ("text2text-generation", "canrun-fixtures/tiny-bart-text2text", "3", "token 2 "),
     ("text-ranking", "canrun-fixtures/tiny-bert-reranker", "2", "hold NaN or infinite values"),
+    ("automatic-speech-recognition", "canrun-fixtures/tiny-whisper", "3", "token 1 "),
     ("text-to-image", "canrun-fixtures/tiny-sd", "4", "NaN values"),
 ])
 def test_a_backend_that_computes_nan_fails_every_task_by_its_comparison(canrun_test, tmp_path, task, model,
