@@ -44,7 +44,6 @@ ZOO = {
  ],
  "fill-mask": [
   ("canrun-fixtures/tiny-bert-mlm", 560_000, 5, 80, "transformers"),
-  ("canrun-fixtures/tiny-roberta-mlm", 240_000, 4, 44, "transformers"),
  ],
  "token-classification": [
   ("canrun-fixtures/tiny-electra-ner", 36_000, 2, 7, "transformers"),
@@ -63,6 +62,9 @@ ZOO = {
  ],
  "text-ranking": [
   ("canrun-fixtures/tiny-bert-reranker", 520_000, 16, 95, "sentence-transformers"),
+ ],
+ "automatic-speech-recognition": [
+  ("canrun-fixtures/tiny-whisper", 610_000, 19, 130, "transformers"),
  ],
  "text-to-image": [
   ("canrun-fixtures/tiny-sd", 450_000, 40, 210, "diffusers"),

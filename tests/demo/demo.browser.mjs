@@ -45,7 +45,7 @@ test('the demo opens on Selected of text generation, with real-model PASSes and 
   const tasks = await page.locator('#task option').allTextContents();
   for (const task of ['text-generation', 'image-text-to-text', 'sentence-similarity', 'feature-extraction', 'text-classification',
     'fill-mask', 'token-classification', 'image-classification', 'zero-shot-image-classification', 'translation',
-    'text2text-generation', 'text-ranking', 'text-to-image']) {
+    'text2text-generation', 'text-ranking', 'automatic-speech-recognition', 'text-to-image']) {
     assert.ok(tasks.includes(task), `${task} in ${tasks}`);
   }
   await page.screenshot({ path: join(artifacts, 'demo-laptop.png') });
@@ -175,6 +175,20 @@ test("model pages: the sharded PASS, the stack apart from the packages on top, b
       await page.screenshot({ path: join(artifacts, `${name}-${suffix}.png`), fullPage: true });
       await page.close();
     }
+  }
+  // automatic-speech-recognition: a player of the clip run.py made, what it gave the model, and
+  // the transcripts of the run and of the CPU reference.
+  for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+    page = await openPage('/model/canrun-fixtures/tiny-whisper?task=automatic-speech-recognition', viewport);
+    await page.waitForFunction(() => document.querySelector('#input-audio')?.readyState >= 1);
+    assert.equal(Math.round(await page.locator('#input-audio').evaluate((audio) => audio.duration * 10)), 24);
+    assert.equal(await page.locator('#input-text').textContent(), '2.4 s of audio at 16000 Hz (input.wav); language en, task transcribe');
+    const [ran, reference] = (await page.locator('#output-text').textContent()).split('\n');
+    assert.equal(reference, `CPU reference: ${ran.slice('this run: '.length)}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `demo-speech-${suffix} scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: join(artifacts, `demo-speech-${suffix}.png`), fullPage: true });
+    await page.close();
   }
   page = await openPage('/model/canrun-fixtures/tiny-sd?task=text-to-image');
   for (const id of ['#image-image', '#image-reference-image']) {

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import wave
 
 import pandas as pd
 import pytest
@@ -153,7 +154,7 @@ def test_a_failure_cause_groups_more_than_one_model(stacks):
 # task of issue 34 is the demo's; tiny-clip's comparisons are tests/run/test_tasks.py's).
 DECODERS = ["tiny-llama", "tiny-qwen3", "tiny-gpt2", "tiny-phimoe"]
 ENCODERS = {"tiny-distilbert-classifier": "text-classification", "tiny-bert-mlm": "fill-mask",
-            "tiny-roberta-mlm": "fill-mask", "tiny-electra-ner": "token-classification"}
+            "tiny-electra-ner": "token-classification"}
 EMBEDDERS = ["sentence-transformers/all-MiniLM-L6-v2", "canrun-fixtures/tiny-qwen3-embedder"]
 # Encoder-decoders: (task, what the row says the family added to the prompt).
 SEQ2SEQ = {"canrun-fixtures/tiny-t5-translator": ("translation", " (a T5 task prefix, from the config's task_specific_params)"),
@@ -333,3 +334,21 @@ def test_the_reranker_passes_by_its_scores_and_orders(stacks, version):
     assert ran[len("this run: "):] == reference[len("CPU reference: "):]
     assert re.fullmatch(r"q1: (d\d > ){6}d\d; q2: .+; q3: .+", ran[len("this run: "):]), ran
     assert lines[-1].startswith("3 queries × 7 documents; largest relative error of a query's scores")
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+def test_the_speech_recognizer_passes_with_the_reference_tokens_and_keeps_its_clip(stacks, version):
+    row = stacks[version].loc[("canrun-fixtures/tiny-whisper", "automatic-speech-recognition")]
+    assert row.result == "PASS", row.error
+    assert (row.verification, row.cores, row.match_tokens, row.new_tokens) == ("reference", 1, 32, 32)
+    assert row.throughput_unit == "audio s/s" and row.throughput > 0 and row.compile_s > 0
+    source, ran, reference = row.output_text.split("\n")
+    assert source == "source: 2.4 s of audio at 16000 Hz (input.wav); language en, task transcribe"
+    assert reference == "CPU reference: " + ran[len("this run: "):]
+    assert "AutoModelForSpeechSeq2Seq" in row.run_py and "import wave" in row.run_py
+    # The clip it heard, kept beside the dataset: a 16 kHz mono WAV of 2.4 s.
+    files = json.loads(row.output_files)
+    assert list(files) == ["input_audio"] and files["input_audio"].endswith(".input_audio.wav")
+    with wave.open(str(DATASET / files["input_audio"])) as clip:
+        assert (clip.getframerate(), clip.getnchannels(), clip.getsampwidth()) == (16000, 1, 2)
+        assert clip.getnframes() == 38400

@@ -47,5 +47,6 @@ def test_a_second_make_demo_serves_the_space_it_left(tmp_path):
     for name in ("demo-laptop", "demo-phone", "demo-compare", "demo-causes", "demo-model",
                  "demo-features-laptop", "demo-features-phone", "demo-classifier-laptop",
                  "demo-classifier-phone", "demo-zero-shot-laptop", "demo-zero-shot-phone",
-                 "demo-translation-laptop", "demo-translation-phone", "demo-ranking-laptop", "demo-ranking-phone"):
+                 "demo-translation-laptop", "demo-translation-phone", "demo-ranking-laptop", "demo-ranking-phone",
+                 "demo-speech-laptop", "demo-speech-phone"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name
