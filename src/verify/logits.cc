@@ -28,20 +28,11 @@ double logits_tie_tolerance(std::string_view dtype) {
 LogitsComparison compare_logits(const Tensor& got, const Tensor& reference,
                                 std::string_view dtype) {
   LogitsComparison out;
-  if (got.shape != reference.shape || got.values.size() != reference.values.size()) {
-    out.shape_error = fmt::format("logits of shape [{}], the reference's [{}]",
-                                  fmt::join(got.shape, ", "), fmt::join(reference.shape, ", "));
-    return out;
-  }
+  out.shape_error = incomparable(got, reference, "logits");
+  if (!out.shape_error.empty()) return out;
   const std::size_t width = reference.shape.empty() ? 0 : reference.row_size();
   if (width == 0) {
     out.shape_error = "no logits";
-    return out;
-  }
-  if (const auto not_finite = std::count_if(got.values.begin(), got.values.end(),
-                                            [](double value) { return !std::isfinite(value); })) {
-    out.shape_error =
-        fmt::format("they hold NaN or infinite values ({} of {})", not_finite, got.values.size());
     return out;
   }
   const double tie = logits_tie_tolerance(dtype);

@@ -38,22 +38,12 @@ bool same_order(const double* got, const double* reference, std::size_t document
 RankingComparison compare_ranking(const Tensor& got, const Tensor& reference,
                                   std::string_view dtype) {
   RankingComparison out;
-  if (got.shape != reference.shape || got.values.size() != reference.values.size()) {
-    out.shape_error = fmt::format("scores of shape [{}], the reference's [{}]",
-                                  fmt::join(got.shape, ", "), fmt::join(reference.shape, ", "));
-    return out;
-  }
+  out.shape_error = incomparable(got, reference, "scores");
+  if (!out.shape_error.empty()) return out;
   if (reference.shape.size() != 2 || reference.shape[1] < 2 || reference.shape[0] < 1) {
-    out.shape_error = fmt::format(
-        "scores of shape [{}], not [queries, documents] with two or "
-        "more documents",
-        fmt::join(reference.shape, ", "));
-    return out;
-  }
-  if (const auto not_finite = std::count_if(got.values.begin(), got.values.end(),
-                                            [](double value) { return !std::isfinite(value); })) {
     out.shape_error =
-        fmt::format("they hold NaN or infinite values ({} of {})", not_finite, got.values.size());
+        fmt::format("scores of shape [{}], not [queries, documents] with two or more documents",
+                    fmt::join(reference.shape, ", "));
     return out;
   }
   out.queries = static_cast<std::size_t>(reference.shape[0]);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -121,6 +122,17 @@ Result<Tensor> read_tensor(const std::filesystem::path& path, const std::string&
     CANRUN_ASSIGN_OR_RETURN(tensor.values[i], element(dtype, bytes.data() + i * width));
   }
   return tensor;
+}
+
+std::string incomparable(const Tensor& got, const Tensor& reference, std::string_view what) {
+  if (got.shape != reference.shape || got.values.size() != reference.values.size()) {
+    return fmt::format("{} of shape [{}], the reference's [{}]", what, fmt::join(got.shape, ", "),
+                       fmt::join(reference.shape, ", "));
+  }
+  const auto not_finite = std::count_if(got.values.begin(), got.values.end(),
+                                        [](double value) { return !std::isfinite(value); });
+  if (not_finite == 0) return {};
+  return fmt::format("they hold NaN or infinite values ({} of {})", not_finite, got.values.size());
 }
 
 }  // namespace canrun::verify

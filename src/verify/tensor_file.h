@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -21,6 +22,11 @@ struct Tensor {
   //! Values per row (the product of the shape after the first dimension).
   std::size_t row_size() const;
 };
+
+//! Why the run's tensor cannot be compared with the reference's, in words naming `what` the two
+//! hold ("logits of shape [2, 3], the reference's [2, 4]"; "they hold NaN or infinite values
+//! (1 of 6)"), or empty when they have the same shape and the run's values are all finite.
+std::string incomparable(const Tensor& got, const Tensor& reference, std::string_view what);
 
 //! The tensor `name` of the safetensors file at `path`. kNotFound when the file or the tensor is
 //! missing; kCorrupt, naming the file, when it is not a safetensors file or the tensor's dtype
