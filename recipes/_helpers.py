@@ -10,12 +10,13 @@ def import_torch():
 
 
 def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
-    """Compiles the forward pass, generates NEW_TOKENS greedy tokens with a static cache (the
+    """Compiles the forward pass, generates NEW_TOKENS greedy tokens (one beam, whatever the
+    model's generation config says) with a static cache (the
     first call compiles, the next that compiles nothing new is measured) and returns the result.
     An encoder-decoder model's encoder is compiled too: generate() runs it once, through
     get_encoder(), before the decoder's steps (model.forward)."""
     global stage
-    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False, num_beams=1,
                     cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0,
                     **extra_settings)
     encoder_decoder = getattr(model.config, "is_encoder_decoder", False)
