@@ -41,11 +41,12 @@ def family_inputs(config, tokenizer):
     """What the model's family needs beside PROMPT: (the text to encode, generate()'s extra
     settings, what was added and where it came from, or "")."""
     if hasattr(tokenizer, "src_lang"):
-        vocab = tokenizer.get_vocab()
         for source, target in LANGUAGES:
-            if target in vocab:
+            # A language token may be no entry of get_vocab() (M2M100's come after it).
+            target_id = tokenizer.convert_tokens_to_ids(target)
+            if target_id is not None and target_id != tokenizer.unk_token_id:
                 tokenizer.src_lang = source
-                return PROMPT, {"forced_bos_token_id": vocab[target]}, (
+                return PROMPT, {"forced_bos_token_id": target_id}, (
                     f"source language {source}; target {target}, its token forced first")
     if config.model_type in ("t5", "mt5", "umt5", "longt5"):
         # The config's own translation prefix (English to French first), if it names one.
