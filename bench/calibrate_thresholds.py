@@ -1,8 +1,8 @@
 """Measures what the one-core verification thresholds of the tasks beyond generation are
 calibrated on: every fixture of a task run through `canrun test` on the CPU (TorchInductor)
 against the eager CPU reference, in float32 and bfloat16, and the figure its comparison found
-(the largest relative error of the logits; the lowest cosine of the embeddings; the PSNR and
-SSIM of the image). Prints one table row per (model, dtype) and the worst per task and dtype.
+(the largest relative error of the logits, or of a reranker's scores; the lowest cosine of the
+embeddings; the PSNR and SSIM of the image). Prints one table row per (model, dtype) and the worst per task and dtype.
 
 usage: python bench/calibrate_thresholds.py [--only TASK ...]
 (run from the project root after `make test` has built build/canrun and the fixtures)
@@ -28,10 +28,13 @@ MODELS = {
                            "sentence-transformers/all-MiniLM-L6-v2"],
     "image-classification": ["tiny-vit-classifier", "tiny-convnext-classifier"],
     "zero-shot-image-classification": ["tiny-clip", "tiny-siglip"],
+    "text-ranking": ["tiny-bert-reranker"],
+    "automatic-speech-recognition": ["tiny-wav2vec2-ctc"],  # CTC: logits per frame
     "text-to-image": ["tiny-sd", "tiny-pixart"],
 }
 FIGURES = {
-    "logits": re.compile(r"largest relative error against the CPU reference ([0-9.e+-]+|inf|nan)"),
+    "logits": re.compile(r"largest relative error (?:of a query's scores )?against the CPU reference "
+                         r"([0-9.e+-]+|inf|nan)"),
     "cosine": re.compile(r"lowest cosine similarity with the CPU reference ([0-9.]+)"),
     "psnr": re.compile(r"PSNR ([0-9.]+|inf) dB"),
     "ssim": re.compile(r"SSIM ([0-9.]+)"),
