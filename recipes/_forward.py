@@ -17,9 +17,9 @@ def forward_twice(torch, model, inputs, timings):
     return output
 
 
-def save_logits(logits):
-    """Writes the logits the comparison reads to outputs.safetensors; returns the result's
-    fields that name the file."""
+def save_logits(logits, name="logits"):
+    """Writes the tensor the comparison reads (the logits, or a reranker's "scores") to
+    outputs.safetensors; returns the result's fields that name the file."""
     from safetensors.torch import save_file
-    save_file({"logits": logits.contiguous()}, "outputs.safetensors")
-    return {"outputs_file": "outputs.safetensors", "logits_shape": list(logits.shape)}
+    save_file({name: logits.contiguous()}, "outputs.safetensors")
+    return {"outputs_file": "outputs.safetensors", f"{name}_shape": list(logits.shape)}

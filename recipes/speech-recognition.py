@@ -76,19 +76,19 @@ def main():
     dtype = getattr(torch, DTYPE)
     inputs = {key: value.to(DEVICE, dtype) if value.is_floating_point() else value.to(DEVICE)
               for key, value in inputs.items()}
-    heard = {"input_audio_file": "input.wav", "throughput": len(audio) / rate}
+    seconds = len(audio) / rate
+    heard = f"{seconds:.1f} s of audio at {rate} Hz (input.wav)"
     if ctc:
         result = transcribe_frames(torch, model, processor, inputs, timings)
-        source = f"{len(audio) / rate:.1f} s of audio at {rate} Hz (input.wav); the best token of each frame"
+        source = f"{heard}; the best token of each frame"
     else:
         settings, said = languages(model)
         result = generate(torch, model, inputs, processor.tokenizer, timings, **settings)
-        source = f"{len(audio) / rate:.1f} s of audio at {rate} Hz (input.wav){said}"
+        source = heard + said
     if not result["ok"]:
         return result
     # Throughput: seconds of audio transcribed per second.
-    seconds = heard.pop("throughput")
-    return {**result, **heard, "source": source,
+    return {**result, "input_audio_file": "input.wav", "source": source,
             "throughput": seconds / result["generate_s"], "throughput_unit": "audio s/s"}
 
 

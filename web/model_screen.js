@@ -234,6 +234,7 @@ export async function renderModel(root, state, isCurrent) {
   }
   // What the model was shown: the image run.py drew (an image classifier's input), or the text
   // it read (a translator's source sentence, a reranker's queries and documents).
+  const sourceText = source ? h('pre', { class: 'output-text', id: 'input-text', tabindex: '0' }, source) : null;
   let input = null;
   if (data.images?.input_image) {
     input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
@@ -244,11 +245,11 @@ export async function renderModel(root, state, isCurrent) {
       h('figure', { class: 'input-audio' },
         h('audio', { controls: true, preload: 'metadata', src: data.images.input_audio, id: 'input-audio' }),
         h('figcaption', {}, 'The clip run.py synthesizes, writes as input.wav and gives the model')),
-      source ? h('pre', { class: 'output-text', id: 'input-text', tabindex: '0' }, source) : null);
+      sourceText);
   } else if (source) {
     input = h('section', { class: 'card' }, h('h2', {}, 'Input'),
       h('p', { class: 'muted' }, 'What run.py gives the model (and what the model’s family adds to it, in brackets):'),
-      h('pre', { class: 'output-text', id: 'input-text', tabindex: '0' }, source));
+      sourceText);
   }
 
   const reproduce = [];

@@ -33,9 +33,7 @@ void compare_embeddings_with_reference(const run::RunReport& report,
       reference.embeddings.size(),
       reference.embeddings.empty() ? 0 : reference.embeddings[0].size(), pooled,
       worst.shape_error.empty() ? worst.min_cosine : 0.0, threshold);
-  if (report.throughput) {
-    summary += fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit);
-  }
+  summary += throughput_suffix(report);
   row.output_text = std::move(summary);
   std::string error;
   if (!worst.shape_error.empty()) {

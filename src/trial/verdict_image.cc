@@ -13,11 +13,10 @@ Status compare_image_with_reference(const fs::path& run_dir, const run::RunRepor
                                     const verify::Reference& reference, const std::string& dtype,
                                     dataset::VerdictRow& row) {
   row.verification = std::string(verify::kVerificationReference);
-  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "image"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
-                          verify::read_tensor(reference.outputs_file, "image"));
-  const verify::ImageComparison compared = verify::compare_images(got, expected);
+  CANRUN_ASSIGN_OR_RETURN(const OutputTensors tensors,
+                          read_output_tensors(run_dir, report, reference, "image"));
+  const verify::Tensor& got = tensors.got;
+  const verify::ImageComparison compared = verify::compare_images(got, tensors.expected);
   const verify::ImageThresholds thresholds = verify::image_thresholds(dtype);
   const std::string size =
       got.shape.size() == 3 ? fmt::format("{}×{}", got.shape[1], got.shape[0]) : "no";
@@ -25,8 +24,7 @@ Status compare_image_with_reference(const fs::path& run_dir, const run::RunRepor
       "{} image; against the CPU reference PSNR {:.1f} dB (threshold {:g}), SSIM {:.4f} "
       "(threshold {:g}){}",
       size, compared.psnr_db, thresholds.min_psnr_db, compared.ssim, thresholds.min_ssim,
-      report.throughput ? fmt::format("; {:.2f} {}", *report.throughput, report.throughput_unit)
-                        : std::string());
+      throughput_suffix(report, 2));
   if (!compared.shape_error.empty()) {
     fail_comparison(
         row, fmt::format("the image does not match the CPU reference's: {}", compared.shape_error),

@@ -14,20 +14,17 @@ Status compare_logits_with_reference(const task::TaskSpec& spec, const fs::path&
                                      const verify::Reference& reference, const std::string& dtype,
                                      dataset::VerdictRow& row) {
   row.verification = std::string(verify::kVerificationReference);
-  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "logits"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
-                          verify::read_tensor(reference.outputs_file, "logits"));
-  const verify::LogitsComparison compared = verify::compare_logits(got, expected, dtype);
+  CANRUN_ASSIGN_OR_RETURN(const OutputTensors tensors,
+                          read_output_tensors(run_dir, report, reference, "logits"));
+  const verify::Tensor& got = tensors.got;
+  const verify::LogitsComparison compared = verify::compare_logits(got, tensors.expected, dtype);
   const std::string_view row_noun = spec.logits_row.empty() ? "row" : spec.logits_row;
   const double threshold = verify::logits_relative_error_threshold(dtype);
   const std::string predicted = predictions_text(spec, report, reference);
   row.output_text = fmt::format(
       "{}\n{} rows of logits; largest relative error against the CPU reference {:.3g} "
       "(threshold {:g}){}",
-      predicted, compared.rows, compared.max_relative_error, threshold,
-      report.throughput ? fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit)
-                        : std::string());
+      predicted, compared.rows, compared.max_relative_error, threshold, throughput_suffix(report));
   if (!compared.shape_error.empty()) {
     fail_comparison(
         row, fmt::format("the logits do not match the CPU reference's: {}", compared.shape_error),

@@ -26,19 +26,16 @@ Status compare_ranking_with_reference(const task::TaskSpec& spec, const fs::path
                                       const verify::Reference& reference, const std::string& dtype,
                                       dataset::VerdictRow& row) {
   row.verification = std::string(verify::kVerificationReference);
-  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor got, verify::read_tensor(file, "scores"));
-  CANRUN_ASSIGN_OR_RETURN(const verify::Tensor expected,
-                          verify::read_tensor(reference.outputs_file, "scores"));
-  const verify::RankingComparison compared = verify::compare_ranking(got, expected, dtype);
+  CANRUN_ASSIGN_OR_RETURN(const OutputTensors tensors,
+                          read_output_tensors(run_dir, report, reference, "scores"));
+  const verify::Tensor& got = tensors.got;
+  const verify::RankingComparison compared = verify::compare_ranking(got, tensors.expected, dtype);
   const double threshold = verify::logits_relative_error_threshold(dtype);
   row.output_text = fmt::format(
       "{}\n{} queries × {} documents; largest relative error of a query's scores against the "
       "CPU reference {:.3g} (threshold {:g}){}",
       predictions_text(spec, report, reference), compared.queries, compared.documents,
-      compared.max_relative_error, threshold,
-      report.throughput ? fmt::format("; {:.1f} {}", *report.throughput, report.throughput_unit)
-                        : std::string());
+      compared.max_relative_error, threshold, throughput_suffix(report));
   if (!compared.shape_error.empty()) {
     fail_comparison(
         row, fmt::format("the scores do not match the CPU reference's: {}", compared.shape_error),

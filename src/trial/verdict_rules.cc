@@ -14,6 +14,21 @@ Result<fs::path> run_file(const fs::path& run_dir, const std::string& name, std:
   return path;
 }
 
+Result<OutputTensors> read_output_tensors(const fs::path& run_dir, const run::RunReport& report,
+                                          const verify::Reference& reference,
+                                          const std::string& name) {
+  CANRUN_ASSIGN_OR_RETURN(const fs::path file, run_file(run_dir, report.outputs_file, "outputs"));
+  CANRUN_ASSIGN_OR_RETURN(verify::Tensor got, verify::read_tensor(file, name));
+  CANRUN_ASSIGN_OR_RETURN(verify::Tensor expected,
+                          verify::read_tensor(reference.outputs_file, name));
+  return OutputTensors{std::move(got), std::move(expected)};
+}
+
+std::string throughput_suffix(const run::RunReport& report, int decimals) {
+  if (!report.throughput) return {};
+  return fmt::format("; {:.{}f} {}", *report.throughput, decimals, report.throughput_unit);
+}
+
 void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_view what) {
   row.result = VerdictResult::kFailMismatch;
   row.error = std::move(error);

@@ -23,6 +23,7 @@
 #include "run/result_line.h"
 #include "task/task.h"
 #include "verify/reference_store.h"
+#include "verify/tensor_file.h"
 
 namespace canrun::trial {
 
@@ -30,6 +31,21 @@ namespace canrun::trial {
 //! or named one that is not there.
 Result<std::filesystem::path> run_file(const std::filesystem::path& run_dir,
                                        const std::string& name, std::string_view what);
+
+//! The tensor `name` ("logits", "scores", "image") of the run's outputs file and of the
+//! reference's: what a one-core comparison of files reads. Errors as run_file's and
+//! verify::read_tensor's: not a verdict.
+struct OutputTensors {
+  verify::Tensor got, expected;
+};
+Result<OutputTensors> read_output_tensors(const std::filesystem::path& run_dir,
+                                          const run::RunReport& report,
+                                          const verify::Reference& reference,
+                                          const std::string& name);
+
+//! "; 12.5 sentences/s" (`decimals` after the point) for a summary, or "" when the run
+//! measured no throughput.
+std::string throughput_suffix(const run::RunReport& report, int decimals = 1);
 
 //! FAIL_MISMATCH, signed "FAIL_MISMATCH | <what> differ from the CPU reference".
 void fail_comparison(dataset::VerdictRow& row, std::string error, std::string_view what);
