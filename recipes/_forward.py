@@ -1,14 +1,16 @@
 def forward_twice(torch, model, inputs, timings):
     """The model's compiled forward pass on `inputs`, twice: the first call compiles (compile_s),
-    the second is measured (generate_s) and its output returned."""
+    the second is measured (generate_s) and its output returned. PERF: the eager baseline first
+    (eager_generate_s)."""
     global stage
+
+    def call():
+        with torch.inference_mode():
+            model(**inputs)
+    eager_baseline(torch, call, timings, "generate_s")
     if COMPILE_BACKEND:
         compile_forward(torch, model)
-
-        def first_call():
-            with torch.inference_mode():
-                model(**inputs)
-        timings["compile_s"] = compiling_call(first_call)
+        timings["compile_s"] = compiling_call(call)
     stage = "generate"
     start = time.perf_counter()
     with torch.inference_mode():

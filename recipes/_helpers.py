@@ -10,36 +10,49 @@ def import_torch():
 
 
 def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
-    """Compiles the forward pass, generates NEW_TOKENS greedy tokens (one beam, whatever the
-    model's generation config says) with a static cache (the
-    first call compiles, the next that compiles nothing new is measured) and returns the result.
-    An encoder-decoder model's encoder is compiled too: generate() runs it once, through
-    get_encoder(), before the decoder's steps (model.forward)."""
+    """Generates NEW_TOKENS greedy tokens (one beam, whatever the model's generation config says)
+    with a static cache and the compiled forward pass, and returns the result. In order:
+    - PERF: the eager baseline (eager_generation), before anything is compiled;
+    - the first compiled call, which compiles (compile_s); it generates the longest run's tokens,
+      so that the static cache is sized once for every call after it (a larger cache is a new
+      graph; transformers keeps the largest static cache a model's generate() made);
+    - the measured call of NEW_TOKENS, checked against the CPU reference (a stack that still
+      compiles in it is measured again, see below);
+    - LONG_TOKENS: the long generation, measured on the same graphs (long_decode_tokens_per_s);
+    - given the CPU reference's tokens (canrun does), the teacher-forced pass over all of them.
+    Eager (the CPU reference) generates the longest run once: its first NEW_TOKENS are the
+    check's, all of them the long generation's. An encoder-decoder model's encoder is compiled
+    too: generate() runs it once, through get_encoder(), before the decoder's steps."""
     global stage
-    settings = dict(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False, num_beams=1,
+    longest = max(NEW_TOKENS, LONG_TOKENS)
+
+    def settings_for(count):
+        return dict(max_new_tokens=count, min_new_tokens=count, do_sample=False, num_beams=1,
                     cache_implementation="static", pad_token_id=tokenizer.pad_token_id or 0,
                     **extra_settings)
+    settings, long_settings = settings_for(NEW_TOKENS), settings_for(longest)
     encoder_decoder = getattr(model.config, "is_encoder_decoder", False)
     if COMPILE_BACKEND:
+        eager_generation(torch, model, inputs, settings, long_settings, timings)
         compile_forward(torch, model)
         if encoder_decoder:
             compile_forward(torch, model.get_encoder())
 
         def first_call():
             with torch.inference_mode():
-                model.generate(**inputs, **settings)
+                model.generate(**inputs, **long_settings)
         timings["compile_s"], timings["compile_calls"] = compiling_call(first_call), 1
 
     stage = "generate"
     # Eager (the CPU reference): how close each step's two best tokens were, so that a run whose
     # tokens part from the reference's where they were nearly tied is told from a wrong one.
     margins = None if COMPILE_BACKEND else top_margins()
-    extra = {"logits_processor": margins.as_list()} if margins else {}
+    measured = settings if COMPILE_BACKEND else long_settings
+    if margins:
+        measured = {**measured, "logits_processor": margins.as_list()}
     for call in range(2, 5):  # calls 2 to 4: a stack that compiles on every call gets no more
-        graphs, clock = compiled_graphs(), FirstTokenClock()
-        with torch.inference_mode():
-            output = model.generate(**inputs, **settings, **extra, streamer=clock)
-        done = time.perf_counter()
+        graphs = compiled_graphs()
+        output, clock, done = timed_generate(torch, model, inputs, measured)
         if not COMPILE_BACKEND or compiled_graphs() == graphs:
             break
         # This call still compiled (transformers 4's static cache, for one, is set up inside the
@@ -47,27 +60,143 @@ def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
         # generation; measure the next call.
         timings["compile_s"] += done - clock.start
         timings["compile_calls"] = call
-    # A decoder-only model's output starts with the prompt; an encoder-decoder's with the
-    # decoder's start token (T5, BART), or with none of its start tokens (Whisper): its last
-    # NEW_TOKENS are the new ones.
-    first = max(0, output.shape[1] - NEW_TOKENS) if encoder_decoder else inputs["input_ids"].shape[1]
-    tokens = output[0, first:].tolist()
-    timings["generate_s"] = done - clock.start
-    if clock.first is not None:
-        timings["ttft_s"] = clock.first - clock.start
-        if len(tokens) > 1 and done > clock.first:
-            timings["decode_tokens_per_s"] = (len(tokens) - 1) / (done - clock.first)
-    result = {"ok": True, "stage": "done", "tokens": tokens,
-              "text": tokenizer.decode(tokens, skip_special_tokens=True),
+    tokens = new_tokens_of(output, inputs, measured["max_new_tokens"], encoder_decoder)
+    timings.update(generation_figures(clock, done, len(tokens)))
+    result = {"ok": True, "stage": "done", "tokens": tokens[:NEW_TOKENS],
+              "text": tokenizer.decode(tokens[:NEW_TOKENS], skip_special_tokens=True),
               "peak_device_memory_bytes": peak_memory_bytes(torch),
               "compile_cache": compile_cache_counts(), **timings}
     if margins:
         result["margins"] = margins.values
+    if LONG_TOKENS and not COMPILE_BACKEND:
+        result["long_tokens"] = tokens
+    elif LONG_TOKENS:
+        result.update(long_generation(torch, model, inputs, long_settings, encoder_decoder))
     reference = os.environ.get("CANRUN_REFERENCE_TOKENS")
     if reference:  # canrun gave the CPU reference's tokens: measure agreement with them
         with open(reference) as file:
-            result.update(teacher_forced_agreement(torch, model, inputs, settings, json.load(file)["tokens"]))
+            reference = json.load(file)["tokens"]
+        forced = long_settings if len(reference) > NEW_TOKENS else settings
+        result.update(teacher_forced_agreement(torch, model, inputs, forced, reference))
     return result
+
+
+def timed_generate(torch, model, inputs, settings):
+    """One generate() call: its output, its FirstTokenClock and when it ended."""
+    clock = FirstTokenClock()
+    with torch.inference_mode():
+        output = model.generate(**inputs, **settings, streamer=clock)
+    return output, clock, time.perf_counter()
+
+
+def new_tokens_of(output, inputs, count, encoder_decoder):
+    """The generated tokens: a decoder-only model's output starts with the prompt; an
+    encoder-decoder's with the decoder's start token (T5, BART), or with none of its start tokens
+    (Whisper): its last `count` are the new ones."""
+    first = max(0, output.shape[1] - count) if encoder_decoder else inputs["input_ids"].shape[1]
+    return output[0, first:].tolist()
+
+
+def generation_figures(clock, done, count, prefix=""):
+    """A generate() call's seconds, time to first token and decode speed over its `count` tokens
+    (their names after `prefix`)."""
+    figures = {prefix + "generate_s": done - clock.start}
+    if clock.first is not None:
+        figures[prefix + "ttft_s"] = clock.first - clock.start
+        if count > 1 and done > clock.first:
+            figures[prefix + "decode_tokens_per_s"] = (count - 1) / (done - clock.first)
+    return figures
+
+
+def eager_generation(torch, model, inputs, settings, long_settings, timings):
+    """PERF: the eager baseline of generate(), before anything is compiled, on the same device and
+    inputs. The first call generates the longest run's tokens (it warms up, and sizes the static
+    cache as the compiled calls will have it), the second NEW_TOKENS, measured as the compiled
+    run's measured call is (eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s). Each call
+    stops at EAGER_MAX_S seconds (generate's max_time): a first call that stopped is the baseline
+    itself, over the tokens it made, and eager_note says so. An eager run that fails leaves no
+    baseline and says why, in eager_note: the compiled run goes on."""
+    if not PERF:
+        return
+    global stage
+    stage = "eager"
+    wanted = long_settings["max_new_tokens"]
+    try:
+        output, clock, done = timed_generate(torch, model, inputs, {**long_settings, "max_time": EAGER_MAX_S})
+        if clock.calls - 1 >= wanted:  # time left for the measured call
+            wanted = settings["max_new_tokens"]
+            output, clock, done = timed_generate(torch, model, inputs, {**settings, "max_time": EAGER_MAX_S})
+        made = clock.calls - 1
+        timings.update(generation_figures(clock, done, made, "eager_"))
+        if made < wanted:
+            timings["eager_note"] = (f"cut at {EAGER_MAX_S:g} s: the eager baseline generated {made} of "
+                                     f"{wanted} tokens, its figures over those")
+    except Exception as error:
+        timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
+    eager_peak_memory(torch, timings)
+    stage = "load"
+
+
+def eager_baseline(torch, call, timings, measured):
+    """PERF: the eager baseline of a task's measured `call`, before anything is compiled, on the
+    same device and inputs: a first call warms up, the second is measured as the compiled one
+    will be (timings["eager_" + measured], in seconds). A first call longer than half of
+    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so; an eager
+    run that fails leaves no baseline and says why in eager_note."""
+    if not (PERF and COMPILE_BACKEND):
+        return
+    global stage
+    stage = "eager"
+    try:
+        start = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - start
+        if seconds <= EAGER_MAX_S / 2:
+            start = time.perf_counter()
+            call()
+            seconds = time.perf_counter() - start
+        else:
+            timings["eager_note"] = (f"cut: the first eager call took {seconds:.0f} s, more than half "
+                                     f"of {EAGER_MAX_S:g} s, and is the baseline (warm-up included)")
+        timings["eager_" + measured] = seconds
+    except Exception as error:
+        timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
+    eager_peak_memory(torch, timings)
+    stage = "load"
+
+
+def eager_peak_memory(torch, timings):
+    """The eager run's peak memory; the device allocator's peak (cuda, neuron) is then reset for
+    the compiled run. A process's maximum resident size (rss, on cpu) cannot be reset: the
+    compiled run's peak includes the eager run's."""
+    timings["eager_peak_memory_bytes"] = peak_memory_bytes(torch)
+    if PEAK_MEMORY == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    elif PEAK_MEMORY == "neuron":
+        reset = getattr(getattr(torch, "neuron", None), "reset_peak_memory_stats", None)
+        if reset:
+            reset()
+
+
+def throughput_fields(units, unit, timings, measured="generate_s"):
+    """The result's throughput, `units` per second of timings[measured], in `unit`; and the eager
+    baseline's in the same unit when it ran."""
+    fields = {"throughput": units / timings[measured], "throughput_unit": unit}
+    if timings.get("eager_" + measured):
+        fields["eager_throughput"] = units / timings["eager_" + measured]
+    return fields
+
+
+def long_generation(torch, model, inputs, long_settings, encoder_decoder):
+    """LONG_TOKENS greedy tokens with the compiled model, on the graphs the first call compiled
+    (the static cache was sized for them): the tokens, their decode speed and the graphs compiled
+    during it (0, unless the stack compiles again)."""
+    graphs = compiled_graphs()
+    output, clock, done = timed_generate(torch, model, inputs, long_settings)
+    tokens = new_tokens_of(output, inputs, long_settings["max_new_tokens"], encoder_decoder)
+    figures = generation_figures(clock, done, len(tokens), "long_")
+    return {"long_tokens": tokens, "long_decode_tokens_per_s": figures.get("long_decode_tokens_per_s"),
+            "long_compiled_graphs": compiled_graphs() - graphs}
 
 
 def top_margins():
@@ -139,8 +268,9 @@ def compiling_call(call):
 def teacher_forced_agreement(torch, model, inputs, settings, reference):
     """Generates once more with the same settings (so the same compiled steps and shapes), but
     feeding the reference's tokens: at each step, notes whether the model's own choice (argmax)
-    is the reference's token, then forces that token. Returns the share of steps that agreed,
-    how many steps were compared, the seconds it took and the graphs it compiled (should be 0)."""
+    is the reference's token, then forces that token. Returns whether each position agreed
+    (`agreed`, 1 or 0), the share of the first NEW_TOKENS positions that agreed (`agreement`)
+    and how many those were, the seconds it took and the graphs it compiled (should be 0)."""
     from transformers import LogitsProcessor, LogitsProcessorList
 
     class Forced(LogitsProcessor):
@@ -149,7 +279,7 @@ def teacher_forced_agreement(torch, model, inputs, settings, reference):
 
         def __call__(self, input_ids, scores):
             step = len(self.agreed)
-            if step >= len(reference):  # a reference shorter than NEW_TOKENS: compare no more
+            if step >= len(reference):  # a reference shorter than the run: compare no more
                 return scores
             self.agreed.append(int(scores[0].argmax()) == reference[step])
             forced = torch.full_like(scores, float("-inf"))
@@ -161,10 +291,10 @@ def teacher_forced_agreement(torch, model, inputs, settings, reference):
     with torch.inference_mode():
         model.generate(**inputs, **settings, logits_processor=LogitsProcessorList([forced]))
     seconds = time.perf_counter() - start
-    positions = len(forced.agreed)
-    return {"agreement": sum(forced.agreed) / positions if positions else None,
-            "agreement_positions": positions, "agreement_s": seconds,
-            "agreement_compiled_graphs": compiled_graphs() - compiled_before}
+    checked = forced.agreed[:NEW_TOKENS]
+    return {"agreement": sum(checked) / len(checked) if checked else None,
+            "agreement_positions": len(checked), "agreed": [int(a) for a in forced.agreed],
+            "agreement_s": seconds, "agreement_compiled_graphs": compiled_graphs() - compiled_before}
 
 
 def compiled_graphs():

@@ -27,3 +27,10 @@ if CACHE_ENV and CACHE_DIR and not os.environ.get(CACHE_ENV):
     os.environ[CACHE_ENV] = CACHE_DIR
 PROMPT = {{PROMPT}}
 NEW_TOKENS = {{NEW_TOKENS}}
+# How well (canrun's --no-perf and --long-tokens): PERF runs the model eagerly first, on the same
+# device and inputs, as the baseline of the compiled run's speed and memory, each eager call cut
+# at EAGER_MAX_S seconds; LONG_TOKENS > 0 (generation) generates that many more greedy tokens
+# with the compiled model, after the NEW_TOKENS check, on the same compiled graphs.
+PERF = {{PERF}}
+EAGER_MAX_S = {{EAGER_MAX_S}}
+LONG_TOKENS = {{LONG_TOKENS}}

@@ -55,7 +55,7 @@ def infer(torch, model, tokenizer, inputs, timings):
         where = None
     rows = logits if where is None else logits[where]
     return {"ok": True, "stage": "done", **save_logits(rows), "text": predicted(model, tokenizer, rows),
-            "throughput": len(SENTENCES) / timings["generate_s"], "throughput_unit": "sentences/s",
+            **throughput_fields(len(SENTENCES), "sentences/s", timings),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

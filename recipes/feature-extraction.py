@@ -111,6 +111,7 @@ def encode(torch, model, tokenizer, timings):
             alone = [vectors([s])[0] for s in SENTENCES]
         return batched, alone
 
+    eager_baseline(torch, both, timings, "encode_s")
     if COMPILE_BACKEND:
         compile_forward(torch, model)
         timings["compile_s"] = compiling_call(both)
@@ -123,7 +124,7 @@ def encode(torch, model, tokenizer, timings):
             "pooling": mode.removesuffix("_tokens").removesuffix("_token") + " pooling"
                        + (", normalized" if normalize else ""),
             "pooling_source": source,
-            "throughput": 2 * len(SENTENCES) / timings["encode_s"], "throughput_unit": "sentences/s",
+            **throughput_fields(2 * len(SENTENCES), "sentences/s", timings, "encode_s"),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

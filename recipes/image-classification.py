@@ -37,7 +37,7 @@ def infer(torch, model, inputs, count, timings):
     logits = forward_twice(torch, model, inputs, timings).logits.float().cpu()
     return {"ok": True, "stage": "done", **save_logits(logits), "input_image_file": "input.png",
             "text": top_labels(model, logits[0]),
-            "throughput": count / timings["generate_s"], "throughput_unit": "images/s",
+            **throughput_fields(count, "images/s", timings),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

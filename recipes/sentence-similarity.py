@@ -39,6 +39,7 @@ def encode(torch, model, timings):
             alone = [model.encode([s], batch_size=1, convert_to_numpy=True)[0] for s in SENTENCES]
         return batched, alone
 
+    eager_baseline(torch, both, timings, "encode_s")
     if COMPILE_BACKEND:
         compile_forward(torch, model[0].auto_model)  # the transformer
         timings["compile_s"] = compiling_call(both)
@@ -50,7 +51,7 @@ def encode(torch, model, timings):
     return {"ok": True, "stage": "done", "embeddings": as_lists(batched),
             "embeddings_one_at_a_time": as_lists(alone), "queries": QUERIES,
             "max_seq_length": model.max_seq_length,
-            "throughput": 2 * len(SENTENCES) / timings["encode_s"], "throughput_unit": "sentences/s",
+            **throughput_fields(2 * len(SENTENCES), "sentences/s", timings, "encode_s"),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

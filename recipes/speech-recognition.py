@@ -89,7 +89,7 @@ def main():
         return result
     # Throughput: seconds of audio transcribed per second.
     return {**result, "input_audio_file": "input.wav", "source": source,
-            "throughput": seconds / result["generate_s"], "throughput_unit": "audio s/s"}
+            **throughput_fields(seconds, "audio s/s", result)}
 
 
 def languages(model):

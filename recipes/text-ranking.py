@@ -37,7 +37,7 @@ def main():
     scores = scores.reshape(len(QUERY_TEXTS), len(DOCUMENTS))
     return {"ok": True, "stage": "done", **save_logits(scores, "scores"),
             "text": orders(scores), "source": source(),
-            "throughput": len(pairs) / timings["generate_s"], "throughput_unit": "pairs/s",
+            **throughput_fields(len(pairs), "pairs/s", timings),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

@@ -52,7 +52,7 @@ def infer(torch, model, inputs, count, sigmoid, timings):
     ranked = sorted(zip(scores.tolist(), LABELS), reverse=True)
     return {"ok": True, "stage": "done", **save_logits(logits), "input_image_file": "input.png",
             "text": ", ".join(f"{label} {score:.1%}" for score, label in ranked),
-            "throughput": count / timings["generate_s"], "throughput_unit": "images/s",
+            **throughput_fields(count, "images/s", timings),
             "peak_device_memory_bytes": peak_memory_bytes(torch),
             "compile_cache": compile_cache_counts(), **timings}
 

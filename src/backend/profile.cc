@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -38,8 +39,10 @@ class TableReader {
     }
     return *node.value<std::string>();
   }
-  double number(std::string_view key) {
+  //! The number at `key`; `fallback` when it is absent and one is given.
+  double number(std::string_view key, std::optional<double> fallback = std::nullopt) {
     const auto node = table_[key];
+    if (!node && fallback) return *fallback;
     if (!node || !(node.is_floating_point() || node.is_integer())) {
       fail(key, node ? "must be a number" : "is missing");
       return 0;
@@ -178,6 +181,7 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
   const toml::table* pinning_table = top.subtable("pinning");
   const toml::table* memory_table = top.subtable("memory");
   const toml::table* cache_table = top.subtable("cache");
+  const toml::table* perf_table = top.subtable("perf");
   if (topology_table == nullptr) top.fail("[topology]", "is missing");
   if (!top.error().empty()) return invalid_argument(top.error());
 
@@ -196,6 +200,10 @@ Result<BackendProfile> parse_profile(std::string_view toml_text, const fs::path&
   TableReader memory(memory_table ? *memory_table : kEmpty, "memory.", source.string());
   profile.peak_memory = memory.string("peak");
   if (!memory.error().empty()) return invalid_argument(memory.error());
+  TableReader perf(perf_table ? *perf_table : kEmpty, "perf.", source.string());
+  profile.eager_max_s = perf.number("eager_max_s", kDefaultEagerMaxSeconds);
+  if (perf.error().empty() && !(profile.eager_max_s > 0)) perf.fail("eager_max_s", "must be > 0");
+  if (!perf.error().empty()) return invalid_argument(perf.error());
   TableReader cache(cache_table ? *cache_table : kEmpty, "cache.", source.string());
   profile.cache_env = cache.string("env", false);
   profile.cache_default_dir = cache.string("default_dir", false);

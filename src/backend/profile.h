@@ -40,6 +40,9 @@ struct Topology {
   double core_budget_bytes() const { return (memory_per_core_gib - reserve_gib) * kBytesPerGiB; }
 };
 
+//! A profile without [perf] eager_max_s cuts each eager baseline call at this many seconds.
+inline constexpr double kDefaultEagerMaxSeconds = 60;
+
 struct BackendProfile {
   std::filesystem::path source;  //!< the file it was read from
   std::string name;
@@ -62,6 +65,9 @@ struct BackendProfile {
   std::string pinning_env;
   std::string pinning_syntax;     //!< "count", "range" or "list"
   std::string peak_memory;        //!< "rss", "cuda" or "neuron"
+  //! [perf] eager_max_s: where run.py cuts each call of the eager baseline (a backend whose
+  //! eager mode is slow, such as neuron's, is measured on what it made by then).
+  double eager_max_s = kDefaultEagerMaxSeconds;
   std::string cache_env;          //!< env var naming the compile-cache folder; empty for none
   std::string cache_default_dir;  //!< the backend's folder when cache_env is unset; empty: none
   std::string cache_local_env;    //!< env var naming a node-local cache tier; empty for none

@@ -108,6 +108,9 @@ Result<CampaignOptions> worker_options(const fs::path& dir, std::string python, 
   try {
     options.trial.backend = settings.at("backend").get<std::string>();
     options.trial.new_tokens = settings.at("tokens").get<int>();
+    // A campaign planned before canrun measured how well: neither.
+    options.trial.long_tokens = settings.value("long_tokens", 0);
+    options.trial.perf = settings.value("perf", false);
     options.trial.timeout = std::chrono::seconds(settings.at("timeout_s").get<std::int64_t>());
     options.trial.memory_per_core_gib = settings.at("memory_per_core_gib").get<double>();
     options.trial.reserve_gib = settings.at("reserve_gib").get<double>();

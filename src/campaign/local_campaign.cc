@@ -37,6 +37,8 @@ nlohmann::json settings_json(const CampaignOptions& options, const stack::Stack&
           {"out", fs::absolute(options.out).string()},
           {"top", options.selection.top},
           {"tokens", trial.new_tokens},
+          {"long_tokens", trial.long_tokens},
+          {"perf", trial.perf},
           {"timeout_s", trial.timeout.count()},
           {"memory_per_core_gib", trial.memory_per_core_gib},
           {"reserve_gib", trial.reserve_gib},

@@ -202,6 +202,10 @@ Result<campaign::CampaignOutcome> run_pass(const CensusOptions& options, const f
   campaign.trial = options.trial;
   campaign.trial.agreement_decides = agreement_decides;
   campaign.trial.exclusions_file = options.exclusions_file;
+  // Whether each architecture runs, not how fast: no eager baseline, no long generation (the
+  // census's random weights say nothing of speed, and its hundreds of runs stay short).
+  campaign.trial.perf = false;
+  campaign.trial.long_tokens = 0;
   campaign.selection.tasks = options.tasks;
   campaign.selection.models_file = models;
   campaign.selection.exclusions_file = options.exclusions_file;

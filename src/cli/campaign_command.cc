@@ -127,6 +127,13 @@ void register_campaign_command(const CommandRegistry& registry) {
   command->add_option("--tokens", options->trial.request.new_tokens, "New tokens per run")
       ->capture_default_str();
   command
+      ->add_option("--long-tokens", options->trial.request.long_tokens,
+                   "Text generation and image-text-to-text: tokens of the long generation after "
+                   "the check (0: off)")
+      ->capture_default_str();
+  command->add_flag("--perf,!--no-perf", options->trial.request.perf,
+                    "--no-perf skips the eager baseline of each run (speedup, memory ratio)");
+  command
       ->add_option("--judge-model", options->trial.request.judge_model,
                    "Judge of sharded runs' output")
       ->capture_default_str();

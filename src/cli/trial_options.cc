@@ -48,6 +48,15 @@ CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
   trial::TrialRequest& request = options.request;
   command->add_option("--tokens", request.new_tokens, "New tokens to generate (greedy)")
       ->capture_default_str();
+  command
+      ->add_option("--long-tokens", request.long_tokens,
+                    "Text generation and image-text-to-text: after the check, generate this many "
+                    "tokens compiled, measuring their speed and agreement with the CPU reference "
+                    "(0: off)")
+      ->capture_default_str();
+  command->add_flag("--perf,!--no-perf", request.perf,
+                    "--no-perf skips the eager baseline (the same model without torch.compile, "
+                    "measured first, for speedup and memory ratio)");
   command->add_option("--prompt", request.prompt, "Prompt (default: the task's)");
   command->add_option("--cores", options.cores,
                       "Ranks to run, instead of planning (with --parallelism; see canrun plan)");

@@ -7,7 +7,7 @@ namespace {
 
 using R = VerdictRow;
 
-const std::array<ColumnSpec, 50> kColumns = {{
+const std::array<ColumnSpec, 61> kColumns = {{
     {"model_id", &R::model_id, "Hub model id, `namespace/name`."},
     {"revision", &R::revision, "Commit sha of the checkpoint tested (null when not resolved)."},
     {"task", &R::task, "Hub `pipeline_tag` the model was tested for, e.g. `text-generation`."},
@@ -119,6 +119,54 @@ const std::array<ColumnSpec, 50> kColumns = {{
      "threshold (fed the reference's tokens, it predicts them); else it is FAIL_MISMATCH, the "
      "near-tie noted. Null otherwise, and when the reference predates version 8.",
      8},
+    {"eager_throughput", &R::eager_throughput,
+     "The eager baseline's throughput, in `throughput_unit`: the same model in the same run.py "
+     "process, on the same device and inputs, without `torch.compile`, run before it is compiled "
+     "and measured as the compiled run is (a first call warms up, the second is measured; "
+     "generation: decode speed). Null with `--no-perf` (the census runs without it), when the "
+     "eager run failed (`eager_note`), and on rows recorded before version 9.",
+     9},
+    {"eager_ttft_s", &R::eager_ttft_s, "The eager baseline's time to first token (generation).",
+     9},
+    {"eager_peak_memory_bytes", &R::eager_peak_memory_bytes,
+     "Peak memory of the eager baseline, read as `memory_measure` says.", 9},
+    {"eager_note", &R::eager_note,
+     "Set when the eager baseline was cut (each eager call stops at the backend profile's "
+     "`eager_max_s`, for a backend whose eager mode is slow: its figures are then over what it "
+     "made) or failed (why; the compiled run went on). Null otherwise.",
+     9},
+    {"speedup", &R::speedup,
+     "`throughput` ÷ `eager_throughput`: how many times faster the compiled model is than the same "
+     "model eager, on the same device (above 1: faster).",
+     9},
+    {"memory_ratio", &R::memory_ratio,
+     "Eager peak ÷ compiled peak (`eager_peak_memory_bytes` ÷ `peak_device_memory_bytes`), the "
+     "compiler dashboard's compression ratio (above 1: the compiled model needs less).",
+     9},
+    {"memory_measure", &R::memory_measure,
+     "How both peaks were read: `cuda` or `neuron`, the device allocator's peak, reset between "
+     "the eager and the compiled run; `rss` (the `cpu` backend), the maximum resident size of "
+     "run.py's process and its finished children (the compile workers), which only grows: the "
+     "compiled peak includes the eager run's and the compiler's own memory, so `memory_ratio` "
+     "is at most about 1 there and says how much compiling added.",
+     9},
+    {"long_tokens", &R::long_tokens,
+     "Tokens of the long generation (`--long-tokens`, text-generation and image-text-to-text): "
+     "after the 32-token check, the compiled model generates this many on the same compiled "
+     "graphs (the static cache is sized once for the longest run). Null when off.",
+     9},
+    {"long_decode_tokens_per_s", &R::long_decode_tokens_per_s,
+     "Decode speed of the long generation.", 9},
+    {"long_agreement", &R::long_agreement,
+     "Teacher-forced agreement with the CPU reference over all `long_tokens` positions (one "
+     "reference of that length, whose first tokens serve the 32-token check).",
+     9},
+    {"drifts_after", &R::drifts_after,
+     "Set when `long_agreement` is below the agreement threshold (0.90): the model drifts from "
+     "the reference after this many tokens (the start of the first 16-position window whose "
+     "agreement is below the threshold, moved to its first disagreement). A row may PASS the "
+     "32-token check and drift: the Space and `canrun test` say so beside the verdict.",
+     9},
     {"stack", &R::stack, "JSON object of every package of the stack: name → version."},
     {"packages", &R::packages, "Packages to install on top of the base stack (pip specifiers)."},
     {"run_py", &R::run_py, "The self-contained script that reproduces the result."},

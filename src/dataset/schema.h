@@ -12,7 +12,10 @@
 //   6  adds throughput, throughput_unit and output_files (tasks beyond generation);
 //   7  adds isolation;
 //   8  adds model_type, claims_fullgraph, claims_tp_plan, claims_ep_plan (the census) and
-//      near_tie.
+//      near_tie;
+//   9  adds the eager baseline (eager_throughput, eager_ttft_s, eager_peak_memory_bytes,
+//      eager_note, speedup, memory_ratio, memory_measure) and the long generation
+//      (long_tokens, long_decode_tokens_per_s, long_agreement, drifts_after).
 // Files written before versions were recorded carry no key: their version is inferred from
 // their columns. Readers accept every version up to kCurrentSchemaVersion (a column the file
 // predates reads as null) and refuse a newer one. To add a column: a new entry in schema.cc
@@ -40,7 +43,7 @@ using ColumnMember =
                  VerdictResult VerdictRow::*, std::optional<bool> VerdictRow::*>;
 
 //! The schema version canrun writes, and the newest it reads.
-inline constexpr int kCurrentSchemaVersion = 8;
+inline constexpr int kCurrentSchemaVersion = 9;
 //! The version that added the derived neuron columns; reading an older file derives them.
 inline constexpr int kNeuronColumnsVersion = 4;
 //! The key of the version in a file's Parquet key-value metadata; its value is decimal text.

@@ -83,6 +83,25 @@ struct VerdictRow {
   //! One core, text generation: the first token that differs from the CPU reference's is one
   //! where the reference's two best logits were nearly tied (verify::logits_tie_tolerance).
   std::optional<bool> near_tie;
+  //! How well (schema 9): the eager baseline — the same model in the same run.py process, on
+  //! the same device and inputs, without torch.compile, measured as the compiled run is — in
+  //! throughput_unit, its first-token time and peak memory, and a note when it was cut at the
+  //! profile's eager_max_s or failed; speedup = throughput ÷ eager_throughput; memory_ratio =
+  //! eager peak ÷ compiled peak, read as memory_measure says (the profile's peak_memory).
+  std::optional<double> eager_throughput;
+  std::optional<double> eager_ttft_s;
+  std::optional<std::int64_t> eager_peak_memory_bytes;
+  std::optional<std::string> eager_note;
+  std::optional<double> speedup;
+  std::optional<double> memory_ratio;
+  std::optional<std::string> memory_measure;
+  //! The long generation (--long-tokens): its tokens, decode speed, teacher-forced agreement
+  //! with the CPU reference over all of them, and where it drifted (verify::long_agreement)
+  //! when that agreement is below verify::kAgreementThreshold.
+  std::optional<std::int32_t> long_tokens;
+  std::optional<double> long_decode_tokens_per_s;
+  std::optional<double> long_agreement;
+  std::optional<std::int32_t> drifts_after;
   std::string stack;  //!< JSON object text: package name → version
   std::vector<std::string> packages;
   std::optional<std::string> run_py;

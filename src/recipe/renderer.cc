@@ -106,6 +106,11 @@ Status check_sharding(const RecipeRequest& request, const backend::BackendProfil
 
 std::vector<std::string> recipe_tasks() { return task::task_names(); }
 
+int long_tokens_of(const RecipeRequest& request) {
+  const task::TaskSpec* spec = task::find_task(request.task);
+  return spec != nullptr && spec->long_generation ? request.long_tokens : 0;
+}
+
 std::string default_prompt(std::string_view task) {
   const task::TaskSpec* spec = task::find_task(task);
   return spec == nullptr ? std::string() : std::string(spec->default_prompt);
@@ -161,6 +166,15 @@ Result<std::string> render_recipe(const RecipeRequest& request,
       values["PROMPT"],
       literal("prompt", request.prompt.empty() ? task->default_prompt : request.prompt));
   values["NEW_TOKENS"] = std::to_string(request.new_tokens);
+  if (request.long_tokens != 0 &&
+      (request.long_tokens <= request.new_tokens || request.long_tokens > 4096)) {
+    return invalid_argument(
+        fmt::format("--long-tokens {} must be 0 (off) or more than --tokens {}, at most 4096",
+                    request.long_tokens, request.new_tokens));
+  }
+  values["LONG_TOKENS"] = std::to_string(long_tokens_of(request));
+  values["PERF"] = request.perf ? "True" : "False";
+  values["EAGER_MAX_S"] = fmt::format("{}", profile.eager_max_s);
   CANRUN_ASSIGN_OR_RETURN(values["TASK"], literal("task", task->name));
   CANRUN_RETURN_IF_ERROR(check_sharding(request, profile));
   values["CORES"] = std::to_string(request.cores);

@@ -20,6 +20,9 @@
 namespace canrun::recipe {
 
 inline constexpr int kDefaultNewTokens = 32;
+//! --long-tokens: the long generation's tokens, for the tasks that generate long answers
+//! (task::TaskSpec::long_generation); 0 turns it off.
+inline constexpr int kDefaultLongTokens = 128;
 
 //! The prompt a task's recipe uses unless one is given; empty for an unknown task.
 std::string default_prompt(std::string_view task);
@@ -31,9 +34,18 @@ struct RecipeRequest {
   std::string task = "text-generation";
   std::string prompt;  //!< empty: default_prompt(task)
   int new_tokens = kDefaultNewTokens;
+  //! 0, or more than new_tokens: the compiled model then generates this many after the check
+  //! (the task's, when it has a long generation; other tasks' scripts get 0).
+  int long_tokens = kDefaultLongTokens;
+  //! The eager baseline before the compiled run (--no-perf: false).
+  bool perf = true;
   int cores = 1;  //!< ranks the script starts (the plan's degree)
   Parallelism parallelism = Parallelism::kNone;
 };
+
+//! The long generation's tokens a script of `request` makes: request.long_tokens for a task with
+//! a long generation, else 0.
+int long_tokens_of(const RecipeRequest& request);
 
 //! The tasks with a recipe: the registered tasks (task::task_names()).
 std::vector<std::string> recipe_tasks();

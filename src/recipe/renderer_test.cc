@@ -95,6 +95,30 @@ TEST(RendererTest, EagerWhenTheProfileHasNoBackend) {
   EXPECT_THAT(*render_recipe(request, profile), HasSubstr("COMPILE_BACKEND = None"));
 }
 
+TEST(RendererTest, HowWellSettingsFollowTheRequestAndTheTask) {
+  RecipeRequest request;
+  request.model = request.model_id = "org/model";
+  auto profile = cpu_profile();
+  profile.eager_max_s = 90;
+  std::string script = *render_recipe(request, profile);
+  EXPECT_THAT(script, HasSubstr("PERF = True\n"));
+  EXPECT_THAT(script, HasSubstr("EAGER_MAX_S = 90\n"));
+  EXPECT_THAT(script, HasSubstr("LONG_TOKENS = 128\n"));
+  request.perf = false;
+  request.long_tokens = 0;
+  script = *render_recipe(request, profile);
+  EXPECT_THAT(script, HasSubstr("PERF = False\n"));
+  EXPECT_THAT(script, HasSubstr("LONG_TOKENS = 0\n"));
+  // A task without a long generation gets none, whatever was asked.
+  request.long_tokens = 64;
+  request.task = "fill-mask";
+  EXPECT_THAT(*render_recipe(request, profile), HasSubstr("LONG_TOKENS = 0\n"));
+  request.task = "text-generation";
+  request.long_tokens = 32;  // not more than --tokens
+  EXPECT_THAT(render_recipe(request, profile).error().message(),
+              HasSubstr("--long-tokens 32 must be 0 (off) or more than --tokens 32"));
+}
+
 TEST(RendererTest, RefusesUnknownTaskAndBadValues) {
   RecipeRequest request;
   request.model = request.model_id = "org/model";
@@ -157,10 +181,10 @@ TEST(RendererTest, OneCoreScriptHoldsNothingAboutRanks) {
     EXPECT_THAT(script, Not(HasSubstr(rank_word)));
   }
   // Settings, then main(), then the helpers it calls; the entry point last.
-  const auto settings = script.find("NEW_TOKENS = 32\n");
+  const auto settings = script.find("LONG_TOKENS = 128\n");
   const auto main = script.find("\n\n\ndef main():\n");
   ASSERT_NE(settings, std::string::npos);
-  EXPECT_EQ(main, settings + std::string_view("NEW_TOKENS = 32").size());
+  EXPECT_EQ(main, settings + std::string_view("LONG_TOKENS = 128").size());
   EXPECT_LT(main, script.find("def generate("));
   EXPECT_THAT(script.substr(script.rfind("\n\n\n") + 3), ::testing::StartsWith("if __name__"));
 }

@@ -42,6 +42,43 @@ Result<std::vector<std::vector<double>>> matrix(const nlohmann::json& object, co
   return rows;
 }
 
+//! The integers of the list under `key` (absent: none) into `tokens`.
+Status integers(const nlohmann::json& object, const char* key, std::vector<std::int64_t>& tokens) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_array()) return ok_status();
+  for (const auto& token : *found) {
+    if (!token.is_number_integer()) {
+      return corrupt(fmt::format("the result line's {} are not integers", key));
+    }
+    tokens.push_back(token.get<std::int64_t>());
+  }
+  return ok_status();
+}
+
+std::optional<std::int64_t> integer(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number_integer()) return std::nullopt;
+  return found->get<std::int64_t>();
+}
+
+//! The eager baseline's and the long generation's figures.
+Status read_perf(const nlohmann::json& json, RunReport& report) {
+  report.eager_generate_s = number(json, "eager_generate_s");
+  if (!report.eager_generate_s) report.eager_generate_s = number(json, "eager_encode_s");
+  report.eager_ttft_s = number(json, "eager_ttft_s");
+  report.eager_decode_tokens_per_s = number(json, "eager_decode_tokens_per_s");
+  report.eager_throughput = number(json, "eager_throughput");
+  report.eager_peak_memory_bytes = integer(json, "eager_peak_memory_bytes");
+  report.eager_note = json.value("eager_note", "");
+  CANRUN_RETURN_IF_ERROR(integers(json, "long_tokens", report.long_tokens));
+  report.long_decode_tokens_per_s = number(json, "long_decode_tokens_per_s");
+  report.long_compiled_graphs = integer(json, "long_compiled_graphs");
+  std::vector<std::int64_t> agreed;
+  CANRUN_RETURN_IF_ERROR(integers(json, "agreed", agreed));
+  for (const std::int64_t one : agreed) report.agreed.push_back(one != 0);
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text) {
@@ -63,12 +100,7 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   RunReport report;
   report.ok = json["ok"].get<bool>();
   report.stage = json.value("stage", "");
-  if (json.contains("tokens") && json["tokens"].is_array()) {
-    for (const auto& token : json["tokens"]) {
-      if (!token.is_number_integer()) return corrupt("the result line's tokens are not integers");
-      report.tokens.push_back(token.get<std::int64_t>());
-    }
-  }
+  CANRUN_RETURN_IF_ERROR(integers(json, "tokens", report.tokens));
   if (json.contains("text") && json["text"].is_string())
     report.text = json["text"].get<std::string>();
   report.load_s = number(json, "load_s");
@@ -78,10 +110,8 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   if (!report.generate_s) report.generate_s = number(json, "encode_s");
   report.ttft_s = number(json, "ttft_s");
   report.decode_tokens_per_s = number(json, "decode_tokens_per_s");
-  if (json.contains("peak_device_memory_bytes") &&
-      json["peak_device_memory_bytes"].is_number_integer()) {
-    report.peak_device_memory_bytes = json["peak_device_memory_bytes"].get<std::int64_t>();
-  }
+  report.peak_device_memory_bytes = integer(json, "peak_device_memory_bytes");
+  CANRUN_RETURN_IF_ERROR(read_perf(json, report));
   if (const auto cache = json.find("compile_cache"); cache != json.end() && cache->is_object()) {
     const auto count = [&](const char* key) {
       const auto found = cache->find(key);
@@ -95,22 +125,15 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
     report.agreement.reset();  // not a share
   }
   report.agreement_s = number(json, "agreement_s");
-  for (auto [key, field] :
-       {std::pair{"agreement_positions", &RunReport::agreement_positions},
-        std::pair{"agreement_compiled_graphs", &RunReport::agreement_compiled_graphs}}) {
-    if (const auto found = json.find(key); found != json.end() && found->is_number_integer()) {
-      report.*field = found->get<std::int64_t>();
-    }
-  }
+  report.agreement_positions = integer(json, "agreement_positions");
+  report.agreement_compiled_graphs = integer(json, "agreement_compiled_graphs");
   if (const auto found = json.find("margins"); found != json.end() && found->is_array()) {
     CANRUN_RETURN_IF_ERROR(numbers(*found, "margins", report.margins));
   }
   CANRUN_ASSIGN_OR_RETURN(report.embeddings, matrix(json, "embeddings"));
   CANRUN_ASSIGN_OR_RETURN(report.embeddings_one_at_a_time,
                           matrix(json, "embeddings_one_at_a_time"));
-  if (const auto found = json.find("queries"); found != json.end() && found->is_number_integer()) {
-    report.queries = found->get<std::int64_t>();
-  }
+  report.queries = integer(json, "queries").value_or(0);
   for (auto [key, field] : {std::pair{"pooling", &RunReport::pooling},
                             std::pair{"pooling_source", &RunReport::pooling_source},
                             std::pair{"source", &RunReport::source}}) {
@@ -121,10 +144,7 @@ Result<std::optional<RunReport>> parse_result_line(std::string_view stdout_text)
   report.throughput = number(json, "throughput");
   report.throughput_unit = json.value("throughput_unit", "");
   report.time_to_first_image_s = number(json, "time_to_first_image_s");
-  if (const auto found = json.find("nan_values");
-      found != json.end() && found->is_number_integer()) {
-    report.nan_values = found->get<std::int64_t>();
-  }
+  report.nan_values = integer(json, "nan_values");
   for (auto [key, field] : {std::pair{"outputs_file", &RunReport::outputs_file},
                             std::pair{"image_file", &RunReport::image_file},
                             std::pair{"input_image_file", &RunReport::input_image_file},

@@ -40,6 +40,22 @@ struct RunReport {
   std::optional<std::int64_t> agreement_positions;
   std::optional<double> agreement_s;
   std::optional<std::int64_t> agreement_compiled_graphs;
+  //! Whether each position of the teacher-forced pass agreed (true) — over all the reference's
+  //! tokens, the long generation's included; `agreement` is over the first new_tokens of them.
+  std::vector<bool> agreed;
+  //! The long generation (--long-tokens): the compiled model's free-running tokens (the CPU
+  //! reference's: all it generated, its first new_tokens being `tokens`), their decode speed,
+  //! and the graphs compiled during it (0 when it reused the first call's, as it should).
+  std::vector<std::int64_t> long_tokens;
+  std::optional<double> long_decode_tokens_per_s;
+  std::optional<std::int64_t> long_compiled_graphs;
+  //! The eager baseline (the same model in the same process, before it was compiled): the
+  //! measured call's seconds, first-token time and decode speed (generation) or the task's
+  //! throughput in throughput_unit, its peak memory, and a note when it was cut or failed.
+  std::optional<double> eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s,
+      eager_throughput;
+  std::optional<std::int64_t> eager_peak_memory_bytes;
+  std::string eager_note;
   //! Eager runs (the CPU reference): at each generated position, the gap between the two best
   //! logits as a share of the position's largest logit magnitude (verify::logits_tie_tolerance
   //! tells a near-tie).

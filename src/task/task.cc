@@ -47,6 +47,7 @@ const std::vector<TaskSpec>& tasks() {
           .comparison = Comparison::kTokens,
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,
+          .long_generation = true,
       },
       {
           .name = "image-text-to-text",
@@ -57,6 +58,7 @@ const std::vector<TaskSpec>& tasks() {
           .comparison = Comparison::kTokens,
           .memory_estimate = MemoryEstimate::kWeights,
           .display = Display::kText,
+          .long_generation = true,
       },
       {
           .name = "sentence-similarity",

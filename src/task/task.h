@@ -95,6 +95,10 @@ struct TaskSpec {
   bool shows_reference_prediction = false;
   //! The families verified their own way (spec_for_model); the rest by `comparison`.
   std::vector<FamilyComparison> families = {};
+  //! The recipe generates --long-tokens more tokens after the check (recipe::RecipeRequest::
+  //! long_tokens), with their decode speed and teacher-forced agreement: the generating tasks
+  //! whose models are asked for long answers (text-generation, image-text-to-text).
+  bool long_generation = false;
 };
 
 //! Every task canrun tests, in the order lists show them.

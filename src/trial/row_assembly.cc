@@ -110,7 +110,41 @@ dataset::VerdictRow excluded_row(const ExcludedModel& model, const backend::Back
   return row;
 }
 
-void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
+namespace {
+
+//! `a` ÷ `b` when both are known and positive.
+std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || !(*a > 0) || !(*b > 0)) return std::nullopt;
+  return *a / *b;
+}
+
+//! The eager baseline's columns, speedup and memory ratio, and the long generation's tokens and
+//! speed (its agreement is the host stage's: it compares with the reference).
+void record_perf(const run::RunReport& report, std::string_view memory_measure,
+                 dataset::VerdictRow& row) {
+  // In the unit of `throughput`: the recipe's own, else decode speed (generation).
+  row.eager_throughput =
+      report.throughput ? report.eager_throughput : report.eager_decode_tokens_per_s;
+  row.eager_ttft_s = report.eager_ttft_s;
+  row.eager_peak_memory_bytes = report.eager_peak_memory_bytes;
+  if (!report.eager_note.empty()) row.eager_note = report.eager_note;
+  row.speedup = ratio(row.throughput, row.eager_throughput);
+  const auto as_double = [](std::optional<std::int64_t> bytes) {
+    return bytes ? std::optional(static_cast<double>(*bytes)) : std::nullopt;
+  };
+  row.memory_ratio =
+      ratio(as_double(row.eager_peak_memory_bytes), as_double(row.peak_device_memory_bytes));
+  if (row.eager_peak_memory_bytes) row.memory_measure = std::string(memory_measure);
+  if (!report.long_tokens.empty()) {
+    row.long_tokens = static_cast<std::int32_t>(report.long_tokens.size());
+    row.long_decode_tokens_per_s = report.long_decode_tokens_per_s;
+  }
+}
+
+}  // namespace
+
+void record_measurements(const run::ScriptRun& run, std::string_view memory_measure,
+                         TrialOutcome& outcome) {
   dataset::VerdictRow& row = outcome.row;
   outcome.stdout_bytes = run.outcome.stdout_bytes;
   row.runtime_s = run.outcome.wall_s;
@@ -128,6 +162,7 @@ void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome) {
       row.throughput_unit = "tokens/s";
     }
     row.peak_device_memory_bytes = report->peak_device_memory_bytes;
+    record_perf(*report, memory_measure, row);
     outcome.compile_cache = report->compile_cache;
   }
 }

@@ -23,7 +23,10 @@ std::string stack_json(const stack::Stack& stack, const backend::BackendProfile&
 //! The row's columns that do not depend on how the run went.
 dataset::VerdictRow start_row(const PreparedTrial& trial, const stack::Stack& stack);
 
-//! The run's times, throughput, peak memory and compile cache counts, into the outcome.
-void record_measurements(const run::ScriptRun& run, TrialOutcome& outcome);
+//! The run's times, throughput, peak memory and compile cache counts, into the outcome; its
+//! eager baseline (speedup, memory ratio, with `memory_measure`: the profile's peak_memory) and
+//! long generation.
+void record_measurements(const run::ScriptRun& run, std::string_view memory_measure,
+                         TrialOutcome& outcome);
 
 }  // namespace canrun::trial

@@ -251,6 +251,8 @@ Result<PreparedTrial> prepare_planned(const TrialRequest& request, backend::Back
   recipe.task = request.task;
   recipe.prompt = request.prompt.empty() ? recipe::default_prompt(request.task) : request.prompt;
   recipe.new_tokens = request.new_tokens;
+  recipe.long_tokens = request.long_tokens;
+  recipe.perf = request.perf;
   recipe.cores = trial.plan.cores;
   recipe.parallelism = trial.plan.parallelism;
   if (!trial.plan.exclusion) {
@@ -277,7 +279,8 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                  trial.request.new_tokens,
                                  trial.profile.dtype,
                                  reference_library_version(trial),
-                                 std::move(reference_backend)};
+                                 std::move(reference_backend),
+                                 recipe::long_tokens_of(trial.recipe)};
   TrialReference out;
   out.python_path = python_path;
   out.reference = references.find(key);
@@ -295,7 +298,8 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
   CANRUN_ASSIGN_OR_RETURN(std::string reference_script,
                           recipe::render_recipe(reference_request, reference_profile));
   if (comparison_of(trial) == task::Comparison::kTokens) {
-    log::info("running the CPU reference of {} ({} tokens)", model_id, trial.request.new_tokens);
+    log::info("running the CPU reference of {} ({} tokens)", model_id,
+              std::max(trial.request.new_tokens, recipe::long_tokens_of(trial.recipe)));
   } else {
     log::info("running the CPU reference of {} ({})", model_id, trial.request.task);
   }
@@ -321,7 +325,8 @@ Result<TrialReference> reference_for(const PreparedTrial& trial, int first_core,
                                     ref_run.report->queries,
                                     {},
                                     {},
-                                    ref_run.report->margins};
+                                    ref_run.report->margins,
+                                    ref_run.report->long_tokens};
   for (auto [name, field, what] :
        {std::tuple{&run::RunReport::outputs_file, &verify::Reference::outputs_file, "outputs"},
         std::tuple{&run::RunReport::image_file, &verify::Reference::image_file, "image"}}) {
@@ -376,16 +381,21 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
   for (auto& [name, folder] : trial.profile.run_folder_env(outcome.run_dir)) env[name] = folder;
   if (device.reference && device.reference->reference &&
       !device.reference->reference->tokens.empty()) {
+    // All of them: the check's, and the long generation's after them when there is one.
+    const verify::Reference& reference = *device.reference->reference;
     const fs::path tokens_file = outcome.run_dir / "reference.json";
     CANRUN_RETURN_IF_ERROR(write_file_atomically(
-        tokens_file, nlohmann::json{{"tokens", device.reference->reference->tokens}}.dump()));
+        tokens_file,
+        nlohmann::json{{"tokens", reference.long_tokens.empty() ? reference.tokens
+                                                                : reference.long_tokens}}
+            .dump()));
     env[std::string(run::kReferenceTokensVariable)] = tokens_file.string();
   }
   CANRUN_ASSIGN_OR_RETURN(
       run::ScriptRun backend_run,
       run::run_script(trial.script, outcome.run_dir, trial.python, env, trial.request.timeout,
                       launcher, run::script_caches(trial.profile, place)));
-  record_measurements(backend_run, outcome);
+  record_measurements(backend_run, trial.profile.peak_memory, outcome);
   auto failure = run::classify(backend_run.outcome, backend_run.report);
   std::vector<std::string> learned;  // the distributions put on top so far
   for (int retry = 0; retry < kPackageRetries && failure &&
@@ -396,7 +406,7 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
                                                 outcome, place, *failure, env, launcher));
     if (!retried) break;
     backend_run = std::move(*retried);
-    record_measurements(backend_run, outcome);
+    record_measurements(backend_run, trial.profile.peak_memory, outcome);
     failure = run::classify(backend_run.outcome, backend_run.report);
   }
   if (failure) {
@@ -447,6 +457,9 @@ Result<TrialOutcome> verify_on_host(const PreparedTrial& trial, DeviceRun device
   }
   // The agreement counts only when it was measured against this very reference.
   if (found->reference && report.agreement) row.agreement = report.agreement;
+  if (found->reference && !found->reference->long_tokens.empty()) {
+    record_long_agreement(report, row);
+  }
 
   // Verify.
   if (cores > 1) {

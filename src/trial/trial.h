@@ -80,6 +80,10 @@ struct TrialRequest {
   std::string reference_backend{kReferenceBackend};  //!< the CPU reference's profile
   std::string prompt;                                //!< empty: the task's
   int new_tokens = recipe::kDefaultNewTokens;
+  //! --long-tokens: generated after the check by the tasks with a long generation; 0: none.
+  int long_tokens = recipe::kDefaultLongTokens;
+  //! The eager baseline before the compiled run (--no-perf: false; the census runs without).
+  bool perf = true;
   std::chrono::seconds timeout{1800};  //!< per run (the reference and the test each)
   std::string python;                  //!< the stack's Python; empty: stack::default_python()
   //! References, compile caches, stack answers; empty: canrun::default_cache_dir().

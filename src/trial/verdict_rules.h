@@ -67,6 +67,11 @@ void compare_tokens_with_reference(const run::RunReport& report, const verify::R
 //! (spec.shows_reference_prediction: image classifiers, translation), what the model read
 //! (report.source, when the recipe says) above it and the CPU reference's prediction under it,
 //! each of the two on one line (line breaks and control bytes escaped: \n, \x0f).
+//! The long generation's agreement over all the reference's tokens (report.agreed), and where
+//! the model drifts when it is below verify::kAgreementThreshold (verify::long_agreement): the
+//! verdict stays that of the check, the drift is its own column.
+void record_long_agreement(const run::RunReport& report, dataset::VerdictRow& row);
+
 std::string predictions_text(const task::TaskSpec& spec, const run::RunReport& report,
                              const verify::Reference& reference);
 

@@ -5,6 +5,7 @@
 
 #include "trial/verdict_rules.h"
 #include "verify/logits.h"
+#include "verify/long_agreement.h"
 #include "verify/verification.h"
 
 namespace canrun::trial {
@@ -50,6 +51,16 @@ void compare_tokens_with_reference(const run::RunReport& report, const verify::R
       "token {} of {} differs from the CPU reference{}\nreference: {}\ngot:       {}",
       match.match_tokens + 1, reference.tokens.size(), tie, reference.text, report.text);
   row.error_signature = "FAIL_MISMATCH";
+}
+
+void record_long_agreement(const run::RunReport& report, dataset::VerdictRow& row) {
+  if (report.agreed.size() <= static_cast<std::size_t>(report.agreement_positions.value_or(0))) {
+    return;  // no position past the check's: there was no long generation to agree over
+  }
+  const auto found = verify::long_agreement(report.agreed, verify::kAgreementThreshold);
+  if (!found) return;
+  row.long_agreement = found->agreement;
+  row.drifts_after = found->drifts_after;
 }
 
 namespace {

@@ -23,6 +23,7 @@ nlohmann::json key_json(const ReferenceKey& key) {
   // one reference for both. Anything else (a branch, a folder's) needs the model to name it.
   if (!is_commit(key.revision)) json["model_id"] = key.model_id;
   if (!key.reference_backend.empty()) json["reference_backend"] = key.reference_backend;
+  if (key.long_tokens > 0) json["long_tokens"] = key.long_tokens;
   return json;
 }
 
@@ -41,9 +42,18 @@ std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
     return std::nullopt;
   }
   Reference reference;
-  for (const auto& token : json["tokens"]) {
-    if (!token.is_number_integer()) return std::nullopt;
-    reference.tokens.push_back(token.get<std::int64_t>());
+  for (auto [name, tokens] : {std::pair{"tokens", &reference.tokens},
+                              std::pair{"long_tokens", &reference.long_tokens}}) {
+    const auto found = json.find(name);
+    if (found == json.end()) continue;
+    if (!found->is_array()) return std::nullopt;
+    for (const auto& token : *found) {
+      if (!token.is_number_integer()) return std::nullopt;
+      tokens->push_back(token.get<std::int64_t>());
+    }
+  }
+  if (key.long_tokens > 0 && reference.long_tokens.empty() && !reference.tokens.empty()) {
+    return std::nullopt;  // a generation's reference without its long tokens: computed again
   }
   reference.text = json.value("text", "");
   if (const auto found = json.find("margins"); found != json.end() && found->is_array()) {
@@ -81,6 +91,7 @@ Status ReferenceStore::save(const ReferenceKey& key, const Reference& reference)
   if (error) return io_error(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
   nlohmann::json json = {
       {"key", key_json(key)}, {"tokens", reference.tokens}, {"text", reference.text}};
+  if (!reference.long_tokens.empty()) json["long_tokens"] = reference.long_tokens;
   if (!reference.margins.empty()) json["margins"] = reference.margins;
   if (!reference.embeddings.empty()) {
     json["embeddings"] = reference.embeddings;

@@ -32,13 +32,16 @@ struct ReferenceKey {
   //! What the reference backend computes differently from the shipped reference profile;
   //! empty for that one (trial::reference_for).
   std::string reference_backend = {};
+  //! The long generation's tokens the reference generates too (0: none; a key without them is
+  //! the key of references stored before canrun generated long).
+  int long_tokens = 0;
 
   friend bool operator==(const ReferenceKey&, const ReferenceKey&) = default;
 };
 
 struct Reference {
-  std::vector<std::int64_t> tokens;  //!< text generation
-  std::string text;
+  std::vector<std::int64_t> tokens;  //!< text generation: the check's new tokens
+  std::string text;                  //!< their text
   //! Embedding tasks: the sentences' embeddings (encoded in batches) and how many of the
   //! sentences are queries (see run::RunReport).
   std::vector<std::vector<double>> embeddings;
@@ -47,8 +50,12 @@ struct Reference {
   //! the run's files, which it copies into the store; find() gives the store's copies.
   std::filesystem::path outputs_file, image_file;
   //! Text generation: each position's gap between its two best logits (run::RunReport's
-  //! margins); empty in references stored before canrun measured it.
+  //! margins), over long_tokens when there are; empty in references stored before canrun
+  //! measured it.
   std::vector<double> margins;
+  //! With a long generation (ReferenceKey::long_tokens): all its tokens, the first of which are
+  //! `tokens` (one generation of the longest length serves both).
+  std::vector<std::int64_t> long_tokens = {};
 };
 
 class ReferenceStore {

@@ -207,3 +207,28 @@ def prying(gm, example_inputs):
     with open("pried.json", "w") as out:
         json.dump(found, out)
     return gm.forward
+
+
+def drifting(gm, example_inputs):
+    """Right until the cache position passes CANRUN_FAULT_DRIFT_AT (default 40), wrong after:
+    reads the position each call is given (the graph's cache_position input, or position_ids
+    where transformers passes no cache_position, as 5.x does; a graph with neither is left
+    alone), never counts calls, and negates the chosen outputs (_changing_outputs' dims) of the
+    steps past it. A 32-token check from a short prompt ends before it and PASSes; the long
+    generation's teacher-forced pass must report the drift."""
+    limit = int(os.environ.get("CANRUN_FAULT_DRIFT_AT", "40"))
+    dims = {int(d) for d in os.environ.get("CANRUN_FAULT_DIMS", "3").split(",")}
+    names = [node.name for node in gm.graph.nodes if node.op == "placeholder"]
+    where = next((i for marker in ("cache_position", "position_ids")
+                  for i, name in enumerate(names) if marker in name), None)
+    if where is None:
+        return gm.forward
+
+    def run(*args):
+        outputs = gm(*args)
+        if int(args[where].max()) <= limit:
+            return outputs
+        one = lambda t: -t if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() in dims else t
+        return type(outputs)(one(t) for t in outputs) if isinstance(outputs, (tuple, list)) else one(outputs)
+
+    return run
