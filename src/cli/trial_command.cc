@@ -17,6 +17,7 @@
 #include "dataset/row_json.h"
 #include "run/script_run.h"
 #include "trial/trial.h"
+#include "verify/verification.h"
 
 namespace canrun::cli {
 namespace {
@@ -30,6 +31,45 @@ struct TestOptions {
 std::string seconds(const std::optional<double>& value) {
   if (!value) return "-";
   return *value < 0.1 ? fmt::format("{:.1f} ms", *value * 1000) : fmt::format("{:.2f} s", *value);
+}
+
+//! The eager baseline and the long generation, when the run measured them.
+void print_how_well(const dataset::VerdictRow& row) {
+  if (row.eager_throughput || row.eager_note) {
+    std::string line = "eager     ";
+    if (row.eager_throughput) {
+      line += fmt::format("{:.1f} {}", *row.eager_throughput, row.throughput_unit.value_or(""));
+      if (row.eager_ttft_s) line += fmt::format(" (first token {})", seconds(row.eager_ttft_s));
+      if (row.speedup) line += fmt::format(", speedup {:.2f}x compiled", *row.speedup);
+    }
+    if (row.eager_peak_memory_bytes) {
+      line += fmt::format("{}{} peak", row.eager_throughput ? "; " : "",
+                          format_bytes(*row.eager_peak_memory_bytes));
+      if (row.memory_ratio) {
+        line += fmt::format(", memory ratio {:.2f} (eager / compiled, {})", *row.memory_ratio,
+                            row.memory_measure == "rss"
+                                ? "max RSS: the compiled peak includes the eager run's"
+                                : row.memory_measure.value_or("?"));
+      }
+    }
+    if (row.eager_note) line += fmt::format("{}{}", row.eager_throughput ? "; " : "", *row.eager_note);
+    std::cout << line << '\n';
+  }
+  if (row.long_tokens) {
+    std::string line = fmt::format("long      {} tokens", *row.long_tokens);
+    if (row.long_decode_tokens_per_s) {
+      line += fmt::format(", {:.1f} tokens/s", *row.long_decode_tokens_per_s);
+    }
+    if (row.long_agreement) {
+      line += fmt::format(", teacher-forced agreement {:.3f} with the CPU reference",
+                          *row.long_agreement);
+    }
+    if (row.drifts_after) {
+      line += fmt::format(": DRIFTS after token {} (below {:.2f})", *row.drifts_after,
+                          verify::kAgreementThreshold);
+    }
+    std::cout << line << '\n';
+  }
 }
 
 void print_verdict(const trial::TrialOutcome& outcome) {
@@ -65,6 +105,7 @@ void print_verdict(const trial::TrialOutcome& outcome) {
   if (row.peak_device_memory_bytes) {
     std::cout << fmt::format("memory    {} peak\n", format_bytes(*row.peak_device_memory_bytes));
   }
+  print_how_well(row);
   if (!row.packages.empty()) {
     std::cout << fmt::format("packages  {} (installed on top of the stack)\n",
                              fmt::join(row.packages, " "));
