@@ -1,8 +1,9 @@
 // The compare screen (/compare): what changed from stack A to stack B, by the same rule as
-// `canrun dataset diff` — regressions, fixes, plans, run time and memory.
+// `canrun dataset diff` — regressions, fixes, plans, run time, memory, speedup over eager and
+// compile time.
 import { fetchCompare, loadVersions } from './api.js';
 import { h } from './dom.js';
-import { counted, formatBytes, formatSeconds, stackLabel } from './format.js';
+import { counted, formatBytes, formatSeconds, formatSpeedup, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
 import { compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
 import { selectControl } from './widgets.js';
@@ -18,12 +19,16 @@ const COMPARE_LISTS = [
   ['changed_plans', 'Changed plans'],
   ['run_time_changes', 'Run time changed by 20 % or more'],
   ['memory_changes', 'Peak memory changed by 20 % or more'],
+  ['speedup_changes', 'Speedup over eager changed by 20 % or more'],
+  ['compile_time_changes', 'Compile time changed by 20 % or more'],
 ];
 
 function compareCell(key, change) {
   if (key === 'changed_plans') return `${change.from_cores} core(s) ${change.from_parallelism} → ${change.to_cores} core(s) ${change.to_parallelism}`;
   if (key === 'run_time_changes') return `${formatSeconds(change.from_runtime_s)} → ${formatSeconds(change.to_runtime_s)}`;
   if (key === 'memory_changes') return `${formatBytes(change.from_memory_bytes)} → ${formatBytes(change.to_memory_bytes)}`;
+  if (key === 'speedup_changes') return `${formatSpeedup(change.from_speedup)} → ${formatSpeedup(change.to_speedup)}`;
+  if (key === 'compile_time_changes') return `${formatSeconds(change.from_compile_s)} → ${formatSeconds(change.to_compile_s)}`;
   return `${change.from || 'not tested'} → ${change.to || 'not tested'}`;
 }
 
@@ -38,7 +43,8 @@ export async function renderCompare(root, state, isCurrent) {
   const data = await fetchCompare(a, b, params.task);
   if (!isCurrent()) return;
   const options = all.map((item) => ({ value: item.stem, label: `${item.backend} · ${stackLabel(item)}` }));
-  const sections = COMPARE_LISTS.map(([key, title]) => {
+  // A list the server does not send (an older canrun) is left out.
+  const sections = COMPARE_LISTS.filter(([key]) => Array.isArray(data[key])).map(([key, title]) => {
     const changes = data[key];
     return h('section', { class: 'card compare-list', id: `compare-${key}` },
       h('h2', {}, `${title} `, h('span', { class: 'muted' }, `(${changes.length})`)),

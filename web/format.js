@@ -28,6 +28,34 @@ export function formatTokensPerSecond(rate) {
   return rate === null || rate === undefined ? '—' : `${rate.toFixed(1)} tok/s`;
 }
 
+/** A time that is often under a second (the first token): '40 ms', else as formatSeconds. */
+export function formatLatency(seconds) {
+  if (seconds === null || seconds === undefined) return '—';
+  return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : formatSeconds(seconds);
+}
+
+/** A speedup over eager: '1.95×'. */
+export function formatSpeedup(speedup) {
+  return speedup === null || speedup === undefined ? '—' : `${speedup.toFixed(2)}×`;
+}
+
+/** A memory ratio (eager peak ÷ compiled peak): '0.94'. */
+export function formatRatio(ratio) {
+  return ratio === null || ratio === undefined ? '—' : ratio.toFixed(2);
+}
+
+/** A share (0–1) as a percentage: '87.5 %'. */
+export function formatShare(share) {
+  return share === null || share === undefined ? '—' : `${(100 * share).toFixed(1)} %`;
+}
+
+// A PASS is for the 32-token check: a long generation that drifted from the CPU reference
+// (drifts_after) is shown beside it wherever the verdict is, never left as a silent PASS.
+export const DRIFT_MEANING = 'The long generation’s teacher-forced agreement with the CPU reference fell below 90 %: the PASS is for the 32-token check only.';
+
+/** What a drifting verdict says beside it: 'drifts after token 57'. */
+export const driftText = (driftsAfter) => `drifts after token ${driftsAfter}`;
+
 /** counted(2, 'fix', 'fixes') is '2 fixes'; counted(1, 'core') is '1 core'. */
 export function counted(count, singular, plural = `${singular}s`) {
   return `${count} ${count === 1 ? singular : plural}`;

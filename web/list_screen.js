@@ -2,14 +2,19 @@
 // task on a stack, with their verdicts; search, task and stack controls, pages of PAGE_SIZE.
 import { fetchModels, loadVersions, stackOptions } from './api.js';
 import { h } from './dom.js';
-import { CENSUS_MEANING, counted, formatBytes, formatCount, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
+import { CENSUS_MEANING, counted, formatBytes, formatCount, formatRatio, formatSeconds, formatShare, formatSpeedup, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
 import { architecturesUrl, causesUrl, compareUrl, listUrl, modelUrl, stackParams } from './urls.js';
 import { VIEWS, hero, tabs, takeFocusRequest } from './views.js';
-import { badge, selectControl, sortHeader } from './widgets.js';
+import { badge, driftBadge, selectControl, sortHeader } from './widgets.js';
 
 // The Tested view's sortable columns: the API's sort key → the column's header.
-const SORTS = { name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode' };
+const SORTS = {
+  name: 'Model', verdict: 'Verdict', cores: 'Cores', runtime: 'Run time', memory: 'Peak memory', decode: 'Decode',
+  speedup: 'Speedup',
+};
+// The columns sorted largest first.
+const DESCENDING = new Set(['decode', 'speedup']);
 const PAGE_SIZE = 50;
 
 let searchTimer = 0;
@@ -53,8 +58,44 @@ export function censusLine(census, id) {
   }, census.text);
 }
 
+// What the memory ratio's measure means, for the summary's tooltip.
+const MEASURE_MEANING = {
+  rss: 'rss: the maximum resident size of run.py and its compile workers, which only grows — the compiled peak includes the eager run’s, so the ratio is at most about 1',
+  cuda: 'cuda: the device allocator’s peak, reset between the eager and the compiled run',
+  neuron: 'neuron: the device allocator’s peak, reset between the eager and the compiled run',
+};
+
+/** The stack's figures above its table (the rows of the task its verdicts come from), as
+ * PyTorch's compiler dashboard gives a suite's, with each of the dashboard's alarms that fires
+ * marked; null when nothing was tested. */
+function perfSummary(summary) {
+  if (!summary || !summary.tested) return null;
+  const item = (id, text, title) => h('span', { class: 'perf-item', id, title }, text);
+  const items = [
+    item('perf-pass-rate', `pass rate ${formatShare(summary.pass_rate)} (${summary.passed}/${summary.tested})`),
+    summary.geomean_speedup === null
+      ? item('perf-speedup', 'no eager baseline', 'No PASS of this view has an eager baseline to compare with (rows before schema 9, or run with --no-perf)')
+      : item('perf-speedup', `speedup ${formatSpeedup(summary.geomean_speedup)} geomean (${summary.with_baseline} PASS)`,
+        'Geometric mean of throughput ÷ eager throughput over the PASSes with an eager baseline'),
+    summary.median_compile_s === null ? null
+      : item('perf-compile', `compile ${formatSeconds(summary.median_compile_s)} median`, 'Median compile time over the PASSes'),
+    summary.geomean_memory_ratio === null ? null
+      : item('perf-memory', `memory ratio ${formatRatio(summary.geomean_memory_ratio)} geomean${summary.memory_measure ? ` (${summary.memory_measure})` : ''}`,
+        `Geometric mean of eager peak ÷ compiled peak${summary.memory_measure ? `; ${MEASURE_MEANING[summary.memory_measure] || summary.memory_measure}` : ''}`),
+    summary.with_long_generation
+      ? item('perf-drift', `${summary.drifting} of ${summary.with_long_generation} drift in the long generation`, 'PASSes whose long generation fell below 90 % agreement with the CPU reference')
+      : null,
+  ].filter(Boolean);
+  return h('div', { class: 'perf-summary', id: 'perf-summary' },
+    h('p', { class: 'perf-line' }, items.flatMap((node, idx) => (idx ? [' · ', node] : [node]))),
+    summary.alarms.length
+      ? h('ul', { class: 'perf-alarms', 'aria-label': 'Alarms of the compiler dashboard that fire' },
+        summary.alarms.map((alarm) => h('li', { class: 'alarm' }, alarm)))
+      : null);
+}
+
 function verdictCell(model) {
-  const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class));
+  const cell = h('td', { class: 'verdict-cell' }, badge(model.status, model.status_class), driftBadge(model.drifts_after));
   if (model.predicted) cell.append(h('span', { class: 'predicted', title: model.predicted.why }, predictedText(model.predicted)));
   if (model.census) cell.append(censusLine(model.census, null));
   if (model.status === 'EXCLUDED') {
@@ -69,7 +110,8 @@ function verdictCell(model) {
     const cores = model.cores === null ? null : counted(model.cores, 'core');
     cell.append(h('span', { class: 'phone-meta' },
       [cores, model.runtime_s === null ? null : formatSeconds(model.runtime_s),
-        model.peak_device_memory_bytes === null ? null : formatBytes(model.peak_device_memory_bytes)]
+        model.peak_device_memory_bytes === null ? null : formatBytes(model.peak_device_memory_bytes),
+        model.speedup == null ? null : `${formatSpeedup(model.speedup)} over eager`]
         .filter(Boolean).join(' · ')));
   }
   return cell;
@@ -77,7 +119,7 @@ function verdictCell(model) {
 
 function testedHeader(key, data, params, attrs = {}) {
   return sortHeader(key, SORTS[key], {
-    active: data.sort === key, descending: key === 'decode', attrs,
+    active: data.sort === key, descending: DESCENDING.has(key), attrs,
     onSort: () => navigate(listUrl({ ...params, view: 'tested', sort: key === 'name' ? '' : key, page: '' })),
   });
 }
@@ -94,7 +136,8 @@ function modelsTable(data, params) {
     ? [h('th', { scope: 'col', class: 'rank' }, '#'), testedHeader('name', data, params), testedHeader('verdict', data, params),
       testedHeader('cores', data, params, { class: 'num col-cores' }), testedHeader('runtime', data, params, { class: 'num col-runtime' }),
       testedHeader('memory', data, params, { class: 'num col-memory' }),
-      testedHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' })]
+      testedHeader('decode', data, params, { class: 'num col-popularity', title: 'Decode tokens/s: 32 greedy tokens, batch 1, static cache' }),
+      testedHeader('speedup', data, params, { class: 'num col-speedup', title: 'Speedup over eager: throughput ÷ the eager baseline’s, same process and inputs' })]
     : [h('th', { scope: 'col', class: 'rank' }, '#'), h('th', { scope: 'col' }, 'Model'),
       h('th', { scope: 'col' }, 'Verdict'), h('th', { scope: 'col', class: 'num col-cores' }, 'Cores'),
       h('th', { scope: 'col', class: 'num col-runtime', title: 'Load, compile and generate' }, 'Run time'),
@@ -110,7 +153,8 @@ function modelsTable(data, params) {
       ? h('span', { class: 'predicted', title: `predicted: ${model.predicted.why}` }, `~${model.predicted.cores}`) : '—')),
     h('td', { class: 'num col-runtime' }, formatSeconds(model.runtime_s)),
     h('td', { class: 'num col-memory' }, formatBytes(model.peak_device_memory_bytes)),
-    lastCell(model)));
+    lastCell(model),
+    tested ? h('td', { class: 'num col-speedup' }, formatSpeedup(model.speedup)) : null));
   return h('div', { class: 'table-wrap' },
     h('table', { class: 'models' },
       h('caption', { class: 'visually-hidden' }, `${data.view} models for ${data.task}`),
@@ -166,6 +210,7 @@ export async function renderList(root, state, isCurrent) {
         h('p', { class: 'view-hint' }, view.hint),
         controls(versions, params, data),
         summary,
+        data.stack ? perfSummary(data.summary) : null,
         h('p', { class: 'result-count' }, counted(data.total, 'model'),
           ...Object.entries(counts).map(([status, { statusClass, count }]) => h('span', { class: 'count-item' }, badge(status, statusClass), ` ${count}`)),
           data.stack ? h('a', { href: causesUrl({ ...params, ...stackParams(data.stack) }), 'data-nav': true, class: 'causes-link', id: 'causes-link' }, 'Failure causes →') : null,

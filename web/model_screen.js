@@ -2,10 +2,10 @@
 // reproduce it, its latest verdict on every backend and its history across versions.
 import { fetchModel, loadVersions, stackOptions, taskDetails } from './api.js';
 import { h, showToast } from './dom.js';
-import { CENSUS_MEANING, formatBytes, formatSeconds, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
+import { CENSUS_MEANING, DRIFT_MEANING, driftText, formatBytes, formatLatency, formatRatio, formatSeconds, formatShare, formatSpeedup, formatTokensPerSecond, predictedText, reasonText, stackLabel } from './format.js';
 import { navigate } from './navigation.js';
 import { architecturesUrl, listUrl, modelUrl, stackParams } from './urls.js';
-import { badge, selectControl } from './widgets.js';
+import { badge, driftBadge, selectControl } from './widgets.js';
 
 // A verdict's output_text that starts with "source: " (what a translator or a reranker read, up
 // to its "this run: " line): [the source, the rest]; else [null, the text].
@@ -112,6 +112,68 @@ function speedFact(task, verdict) {
   return fact('Throughput', verdict?.throughput != null ? `${verdict.throughput.toFixed(1)} ${verdict.throughput_unit}` : '—');
 }
 
+// How the peaks behind the memory ratio were read (memory_measure, the backend profile's
+// peak_memory).
+const DEVICE_PEAK = 'Peak memory is the device allocator’s peak, reset between the eager and the compiled run.';
+const MEMORY_MEANING = {
+  rss: 'Peak memory is the maximum resident size of run.py and its compile workers; it only grows, so the compiled peak includes the eager run’s and the compiler’s.',
+  cuda: DEVICE_PEAK,
+  neuron: DEVICE_PEAK,
+};
+
+// The columns of how well a verdict ran (schema 9); rows recorded before have none of them.
+const HOW_WELL_COLUMNS = ['speedup', 'eager_throughput', 'eager_ttft_s', 'eager_peak_memory_bytes', 'eager_note',
+  'memory_ratio', 'long_tokens', 'long_decode_tokens_per_s', 'long_agreement', 'drifts_after'];
+
+/** The "How well" card: speedup over the eager baseline measured in the same run.py, the two
+ * runs' throughput, first token and peak memory side by side, compile time, and the long
+ * generation (a drift said loudly: the PASS is for the 32-token check). Null for a verdict that
+ * has none of these. */
+function howWellCard(verdict) {
+  if (!verdict || !HOW_WELL_COLUMNS.some((column) => verdict[column] !== null && verdict[column] !== undefined)) return null;
+  const unit = verdict.throughput_unit || 'tokens/s';
+  // A generation row's throughput is its decode speed; one without a decode measurement may hold 0.
+  const compiledRate = verdict.throughput ?? (unit === 'tokens/s' ? verdict.decode_tokens_per_s || null : null);
+  const rate = (value) => (value === null || value === undefined ? '—' : `${value.toFixed(1)} ${unit}`);
+  const sideBySide = [
+    ['Throughput', rate(verdict.eager_throughput), rate(compiledRate)],
+    ['First token', formatLatency(verdict.eager_ttft_s), formatLatency(verdict.ttft_s)],
+    ['Peak memory', formatBytes(verdict.eager_peak_memory_bytes), formatBytes(verdict.peak_device_memory_bytes)],
+  ].filter(([, eager, compiled]) => eager !== '—' || compiled !== '—');
+  const facts = h('dl', { class: 'facts' },
+    fact('Speedup', h('span', { id: 'how-well-speedup', title: 'Throughput ÷ the eager baseline’s' },
+      verdict.speedup === null || verdict.speedup === undefined ? 'no eager baseline' : `${formatSpeedup(verdict.speedup)} over eager`)),
+    fact('Compile', h('span', { id: 'how-well-compile' }, formatSeconds(verdict.compile_s))),
+    fact('Memory ratio', h('span', { id: 'how-well-memory-ratio', title: 'Eager peak ÷ compiled peak' }, formatRatio(verdict.memory_ratio))));
+  const table = sideBySide.length ? h('div', { class: 'table-wrap how-well-wrap' }, h('table', { class: 'models how-well', id: 'how-well-table' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, ''), h('th', { scope: 'col', class: 'num' }, 'Eager'), h('th', { scope: 'col', class: 'num' }, 'Compiled'))),
+    h('tbody', {}, sideBySide.map(([label, eager, compiled]) => h('tr', {},
+      h('th', { scope: 'row' }, label), h('td', { class: 'num' }, eager), h('td', { class: 'num' }, compiled)))))) : null;
+  const measure = verdict.memory_measure;
+  const memory = measure
+    ? h('p', { class: 'muted', id: 'memory-meaning' }, MEMORY_MEANING[measure] || `Peak memory read as ${measure}.`)
+    : null;
+  const eagerNote = verdict.eager_note
+    ? h('p', { class: 'notice', id: 'eager-note' }, h('strong', {}, 'Eager baseline: '), verdict.eager_note)
+    : null;
+  let long = null;
+  if (verdict.long_tokens != null || verdict.long_agreement != null || verdict.drifts_after != null) {
+    const parts = [
+      verdict.long_tokens == null ? null : `${verdict.long_tokens} tokens`,
+      verdict.long_decode_tokens_per_s == null ? null : formatTokensPerSecond(verdict.long_decode_tokens_per_s),
+      verdict.long_agreement == null ? null : `teacher-forced agreement with the CPU reference ${formatShare(verdict.long_agreement)}`,
+    ].filter(Boolean);
+    long = [h('h3', {}, 'Long generation'),
+      h('p', { id: 'long-generation' }, `${parts.join(' · ')}, on the same compiled graphs.`),
+      verdict.drifts_after == null ? null : h('p', { class: 'notice drift', id: 'drift-line', role: 'note' },
+        h('strong', {}, `⚠ ${driftText(verdict.drifts_after)[0].toUpperCase()}${driftText(verdict.drifts_after).slice(1)}. `), DRIFT_MEANING)];
+  }
+  return h('section', { class: 'card how-well-card', id: 'how-well' },
+    h('h2', {}, 'How well'),
+    h('p', { class: 'muted' }, 'The eager baseline is the same model in the same run.py, on the same device and inputs, without torch.compile.'),
+    facts, table, memory, eagerNote, long);
+}
+
 function historyTable(data) {
   const rows = data.history.map((item) => h('tr', { class: item.current ? 'current' : null },
     h('td', {}, h('a', {
@@ -175,7 +237,7 @@ export async function renderModel(root, state, isCurrent) {
     : listUrl({ task: data.task, ...stackParams(state.params) });
 
   const facts = h('dl', { class: 'facts' },
-    fact('Verdict', badge(data.status, data.status_class)),
+    fact('Verdict', [badge(data.status, data.status_class), ' ', driftBadge(verdict?.drifts_after, { id: 'verdict-drift' })]),
     fact('Cores', verdict?.cores ?? '—'),
     fact('Parallelism', verdict?.parallelism ?? '—'),
     fact('Run time', formatSeconds(verdict?.runtime_s)),
@@ -301,6 +363,7 @@ export async function renderModel(root, state, isCurrent) {
         data.tasks.length > 1 ? selectControl('model-task', 'Task', data.tasks.map((name) => ({ value: name, label: name })), data.task,
           (value) => navigate(modelUrl(data.id, { ...state.params, task: value }))) : null) : null,
       facts, notices),
+    howWellCard(verdict),
     input,
     output,
     reproduce.length ? h('section', { class: 'card' }, h('h2', {}, 'Reproduce'), h('ol', { class: 'steps' }, reproduce)) : null,

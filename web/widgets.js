@@ -1,10 +1,18 @@
 // Page parts that more than one screen draws.
 import { h } from './dom.js';
+import { DRIFT_MEANING, driftText } from './format.js';
 
 // The API gives each status its display class (pass, fail, warn, excluded, untested): the page
 // draws it and never classifies results itself.
 export function badge(status, statusClass) {
   return h('span', { class: `badge ${statusClass}` }, status === 'not tested' ? 'Not tested' : status);
+}
+
+/** The badge of a verdict whose long generation drifted from the CPU reference (its
+ * drifts_after); null when it did not drift or none was run. */
+export function driftBadge(driftsAfter, attrs = {}) {
+  if (driftsAfter === null || driftsAfter === undefined) return null;
+  return h('span', { class: 'badge warn drift', title: DRIFT_MEANING, ...attrs }, driftText(driftsAfter));
 }
 
 /** A labelled <select> (#`id`) of `options` ({value, label}); disabled when there are none. */

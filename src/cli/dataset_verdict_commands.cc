@@ -17,6 +17,7 @@
 #include "core/verdict_result.h"
 #include "dataset/causes.h"
 #include "dataset/diff.h"
+#include "dataset/perf_summary.h"
 #include "dataset/row_json.h"
 
 namespace canrun::cli {
@@ -86,23 +87,29 @@ int run_dataset_show(const DatasetOptions& options) {
   }
   const auto snapshot = load_readable(data);
   nlohmann::json json_rows = nlohmann::json::array();
-  TextTable table({"MODEL", "TASK", "STACK", "RESULT", "CORES", "RUN S", "PEAK MEM", "NOTE"});
+  TextTable table(
+      {"MODEL", "TASK", "STACK", "RESULT", "CORES", "RUN S", "PEAK MEM", "SPEEDUP", "NOTE"});
+  std::vector<std::pair<std::string, dataset::PerfSummary>> summaries;  // per stack shown
   for (const auto& stack_table : snapshot.stacks) {
     if (stack && stack_table.key != *stack) continue;
+    std::vector<dataset::VerdictRow> shown;
     for (const auto& row : stack_table.rows) {
       if (!options.model.empty() && row.model_id != options.model) continue;
       if (only_result && row.result != *only_result) continue;
+      shown.push_back(row);
       if (options.json) {
         json_rows.push_back(dataset::row_to_json(row));
         continue;
       }
       std::string note = row.exclusion_reason.value_or(row.error_signature.value_or(""));
+      if (row.drifts_after) note = fmt::format("drifts after token {}", *row.drifts_after);
       if (note.size() > 60) note = note.substr(0, 57) + "...";
       table.add({row.model_id, row.task, stack_table.key.stem(), std::string(to_string(row.result)),
                  row.cores ? std::to_string(*row.cores) : "-", seconds_cell(row.runtime_s),
                  row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-",
-                 note});
+                 row.speedup ? fmt::format("{:.2f}x", *row.speedup) : "-", note});
     }
+    if (!shown.empty()) summaries.emplace_back(stack_table.key.stem(), dataset::summarize_perf(shown));
   }
   if (options.json) {
     print_json(std::cout, json_rows);
@@ -110,6 +117,14 @@ int run_dataset_show(const DatasetOptions& options) {
     std::cout << "no rows match\n";
   } else {
     table.print(std::cout);
+    // What the compiler dashboard reports per suite, per stack over the rows shown.
+    std::cout << "\n";
+    for (const auto& [stem, summary] : summaries) {
+      std::cout << fmt::format("{}: {}\n", stem, dataset::perf_summary_line(summary));
+      if (!summary.alarms.empty()) {
+        std::cout << fmt::format("  alarms: {}\n", fmt::join(summary.alarms, "; "));
+      }
+    }
   }
   return kExitOk;
 }
@@ -152,6 +167,16 @@ int run_dataset_diff(const DatasetOptions& options) {
                    [](const dataset::MeasureChange& c) {
                      return fmt::format("{} → {}", format_bytes(c.from_memory_bytes.value_or(0)),
                                         format_bytes(c.to_memory_bytes.value_or(0)));
+                   });
+    print_measures("speedup over eager changed by 20 % or more (PASS on both)",
+                   diff.speedup_changes, [](const dataset::MeasureChange& c) {
+                     return fmt::format("{:.2f}x → {:.2f}x", c.from_speedup.value_or(0),
+                                        c.to_speedup.value_or(0));
+                   });
+    print_measures("compile time changed by 20 % or more (PASS on both)",
+                   diff.compile_time_changes, [](const dataset::MeasureChange& c) {
+                     return fmt::format("{:.1f} s → {:.1f} s", c.from_compile_s.value_or(0),
+                                        c.to_compile_s.value_or(0));
                    });
   }
   return diff.regressions.empty() ? kExitOk : kExitFailed;

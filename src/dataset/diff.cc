@@ -44,7 +44,11 @@ MeasureChange measure_change_of(const RowKey& key, const VerdictRow& from, const
           from.runtime_s,
           to.runtime_s,
           from.peak_device_memory_bytes,
-          to.peak_device_memory_bytes};
+          to.peak_device_memory_bytes,
+          from.speedup,
+          to.speedup,
+          from.compile_s,
+          to.compile_s};
 }
 
 //! Whether `to` differs from `from` by at least `relative` of `from` and at least `minimum`.
@@ -111,6 +115,12 @@ StackDiff diff_stacks(const std::vector<VerdictRow>& from, const std::vector<Ver
                options.relative, 0.0)) {
       diff.memory_changes.push_back(measure_change_of(key, *from_row, *to_row));
     }
+    if (beyond(from_row->speedup, to_row->speedup, options.relative, 0.0)) {
+      diff.speedup_changes.push_back(measure_change_of(key, *from_row, *to_row));
+    }
+    if (beyond(from_row->compile_s, to_row->compile_s, options.relative, options.min_runtime_s)) {
+      diff.compile_time_changes.push_back(measure_change_of(key, *from_row, *to_row));
+    }
   }
   return diff;
 }
@@ -147,7 +157,11 @@ nlohmann::json measures_json(const std::vector<MeasureChange>& changes) {
                    {"from_runtime_s", optional_json(change.from_runtime_s)},
                    {"to_runtime_s", optional_json(change.to_runtime_s)},
                    {"from_memory_bytes", optional_json(change.from_memory_bytes)},
-                   {"to_memory_bytes", optional_json(change.to_memory_bytes)}});
+                   {"to_memory_bytes", optional_json(change.to_memory_bytes)},
+                   {"from_speedup", optional_json(change.from_speedup)},
+                   {"to_speedup", optional_json(change.to_speedup)},
+                   {"from_compile_s", optional_json(change.from_compile_s)},
+                   {"to_compile_s", optional_json(change.to_compile_s)}});
   }
   return out;
 }
@@ -164,6 +178,8 @@ nlohmann::json diff_json(const StackDiff& diff) {
           {"changed_plans", measures_json(diff.changed_plans)},
           {"run_time_changes", measures_json(diff.run_time_changes)},
           {"memory_changes", measures_json(diff.memory_changes)},
+          {"speedup_changes", measures_json(diff.speedup_changes)},
+          {"compile_time_changes", measures_json(diff.compile_time_changes)},
           {"unchanged", diff.unchanged}};
 }
 

@@ -2,7 +2,8 @@
 // core/verdict_result.h: regressions, fixes, unverified (PASS → no verdict on the backend,
 // listed apart and never counted as a regression), models newly tested, models no longer
 // tested, and other result changes; and, for models tested on both, changed plans (cores,
-// parallelism) and run-time and memory changes of PASSes beyond a threshold. "Tested" means a
+// parallelism) and run-time, memory, speedup and compile-time changes of PASSes beyond a
+// threshold (20 %: what the compiler dashboard's regressions are read against). "Tested" means a
 // row whose result is not EXCLUDED.
 #pragma once
 
@@ -35,6 +36,8 @@ struct MeasureChange {
   std::optional<std::string> from_parallelism, to_parallelism;
   std::optional<double> from_runtime_s, to_runtime_s;
   std::optional<std::int64_t> from_memory_bytes, to_memory_bytes;  //!< peak device memory
+  std::optional<double> from_speedup, to_speedup;  //!< over eager (schema 9)
+  std::optional<double> from_compile_s, to_compile_s;
 };
 
 //! How much a PASS's run time or peak memory must change to be listed: at least this share of
@@ -58,11 +61,15 @@ struct StackDiff {
   std::vector<MeasureChange> changed_plans;     //!< tested on both: other cores or parallelism
   std::vector<MeasureChange> run_time_changes;  //!< PASS on both: run time beyond the threshold
   std::vector<MeasureChange> memory_changes;    //!< PASS on both: peak memory beyond it
+  //! PASS on both: speedup over eager, or compile time (and by min_runtime_s), beyond it.
+  std::vector<MeasureChange> speedup_changes;
+  std::vector<MeasureChange> compile_time_changes;
 };
 
 //! The lists as JSON, one key each ("regressions", ..., "changed_plans", "run_time_changes",
-//! "memory_changes", "unchanged"): verdict changes as {model_id, task, from, to} (null: no row),
-//! measure changes with from_/to_ cores, parallelism, runtime_s and memory_bytes.
+//! "memory_changes", "speedup_changes", "compile_time_changes", "unchanged"): verdict changes as
+//! {model_id, task, from, to} (null: no row), measure changes with from_/to_ cores,
+//! parallelism, runtime_s, memory_bytes, speedup and compile_s.
 nlohmann::json diff_json(const StackDiff& diff);
 
 //! Compares by (model_id, task); every list is sorted by model id, then task.

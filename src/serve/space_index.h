@@ -86,8 +86,9 @@ enum class View { kSelected, kTrending, kDownloads, kTested };
 enum class ArchitectureSort { kType, kOneCore, kSharded, kRanked };
 
 //! The Tested view's order: name (A→Z), verdict (PASS first, then by failure kind), cores,
-//! run time, peak memory (ascending), decode tokens/s (fastest first); unknown values last.
-enum class TestedSort { kName, kVerdict, kCores, kRuntime, kMemory, kDecode };
+//! run time, peak memory (ascending), decode tokens/s, speedup over eager (largest first);
+//! unknown values last.
+enum class TestedSort { kName, kVerdict, kCores, kRuntime, kMemory, kDecode, kSpeedup };
 
 //! A parsed /api/models query; strings empty when not given.
 struct ModelsQuery {
@@ -119,7 +120,8 @@ class SpaceIndex {
   //! /api/versions: backends, their stacks newest first, the tasks, the defaults, and what the
   //! page needs to know of each registered task (task_details, in the registry's order).
   nlohmann::json versions_json() const;
-  //! /api/models
+  //! /api/models: the view's entries, and the `summary` of the stack's rows of the task (the
+  //! rows its verdicts come from; dataset/perf_summary.h).
   Result<nlohmann::json> models_json(const ModelsQuery& query) const;
   //! /api/causes: the chosen stack's failures grouped by error_signature (dataset/causes.h).
   //! `params` may hold backend / compiler_version / library_version.
@@ -198,6 +200,9 @@ class SpaceIndex {
   //! profile is not loaded.
   nlohmann::json predicted_plan_json(const RankedModel* listed,
                                      const dataset::StackKey& stack) const;
+  //! The perf summary of the stack's rows of `task` (perf_summaries_); that of no rows when
+  //! the stack has none of the task or there is no stack.
+  const nlohmann::json& perf_summary_of(const StackVerdicts* stack, const std::string& task) const;
   //! The Tested view's entries for the stack and task, searched and sorted.
   std::vector<ViewEntry> tested_entries(const ModelsQuery& query, const std::string& task,
                                         const StackVerdicts* stack) const;
@@ -239,6 +244,8 @@ class SpaceIndex {
   std::map<std::pair<std::string, std::string>, std::size_t> ranked_types_;
   std::map<std::pair<std::string, View>, std::vector<ViewEntry>> views_;
   std::map<std::string, std::string, std::less<>> notes_;  //!< model → curator's note
+  //! (dataset stack's stem, task) → dataset::perf_summary_json of its rows, made once by build().
+  std::map<std::pair<std::string, std::string>, nlohmann::json> perf_summaries_;
   std::size_t row_count_ = 0;
   std::size_t ranked_count_ = 0;
 };
@@ -246,7 +253,7 @@ class SpaceIndex {
 //! "selected" / "trending" / "downloads"
 std::string_view view_name(View view);
 std::optional<View> parse_view(std::string_view text);
-//! "name" / "verdict" / "cores" / "runtime" / "memory" / "decode"
+//! "name" / "verdict" / "cores" / "runtime" / "memory" / "decode" / "speedup"
 std::string_view sort_name(TestedSort sort);
 std::optional<TestedSort> parse_sort(std::string_view text);
 //! "type" / "one_core" / "sharded" / "ranked"

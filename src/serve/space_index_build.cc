@@ -1,11 +1,13 @@
 // SpaceIndex::build: the stacks in order (newest first within a backend), the backends (the
-// one with the most rows first), the tasks (the registry's order) and the Selected, Trending and
-// Downloads views joined with the rankings' numbers and the curators' notes.
+// one with the most rows first), the tasks (the registry's order), each stack's perf summary per
+// task, and the Selected, Trending and Downloads views joined with the rankings' numbers and the
+// curators' notes.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
 
 #include "core/text.h"
+#include "dataset/perf_summary.h"
 #include "serve/space_index.h"
 #include "serve/version_order.h"
 #include "task/task.h"
@@ -58,6 +60,15 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
   }
   index->results_ = stack_set("dataset", in.stacks);
   index->census_ = stack_set("census", in.census);
+  // The dashboard's figures of each stack and task, made once here rather than per request.
+  for (const StackVerdicts* stack : index->results_.stacks) {
+    std::map<std::string, std::vector<VerdictRow>> rows_by_task;
+    for (const VerdictRow& row : stack->rows()) rows_by_task[row.task].push_back(row);
+    for (const auto& [task, rows] : rows_by_task) {
+      index->perf_summaries_[{stack->key().stem(), task}] =
+          dataset::perf_summary_json(dataset::summarize_perf(rows));
+    }
+  }
 
   // Rankings: each snapshot is a view; the Selected view borrows their numbers.
   std::map<std::pair<std::string, std::string>, std::unordered_map<std::string, const RankedModel*>>

@@ -9,6 +9,7 @@
 #include "core/text.h"
 #include "dataset/causes.h"
 #include "dataset/diff.h"
+#include "dataset/perf_summary.h"
 #include "plan/predict.h"
 #include "serve/answer_json.h"
 #include "serve/space_index.h"
@@ -26,9 +27,10 @@ constexpr std::pair<View, std::string_view> kViewNames[] = {{View::kSelected, "s
                                                             {View::kDownloads, "downloads"},
                                                             {View::kTested, "tested"}};
 constexpr std::pair<TestedSort, std::string_view> kSortNames[] = {
-    {TestedSort::kName, "name"},     {TestedSort::kVerdict, "verdict"},
-    {TestedSort::kCores, "cores"},   {TestedSort::kRuntime, "runtime"},
-    {TestedSort::kMemory, "memory"}, {TestedSort::kDecode, "decode"}};
+    {TestedSort::kName, "name"},      {TestedSort::kVerdict, "verdict"},
+    {TestedSort::kCores, "cores"},    {TestedSort::kRuntime, "runtime"},
+    {TestedSort::kMemory, "memory"},  {TestedSort::kDecode, "decode"},
+    {TestedSort::kSpeedup, "speedup"}};
 constexpr std::pair<ArchitectureSort, std::string_view> kArchitectureSorts[] = {
     {ArchitectureSort::kType, "type"},
     {ArchitectureSort::kOneCore, "one_core"},
@@ -160,11 +162,17 @@ json SpaceIndex::entry_json(const ViewEntry& entry, const std::string& task,
     out["peak_device_memory_bytes"] = optional_json(row->peak_device_memory_bytes);
     out["ttft_s"] = optional_json(row->ttft_s);
     out["decode_tokens_per_s"] = optional_json(row->decode_tokens_per_s);
+    out["speedup"] = optional_json(row->speedup);
+    out["compile_s"] = optional_json(row->compile_s);
+    out["memory_ratio"] = optional_json(row->memory_ratio);
+    out["long_agreement"] = optional_json(row->long_agreement);
+    out["drifts_after"] = optional_json(row->drifts_after);
   } else {
     out["exclusion_reason"] = exclusion ? json(exclusion->reason) : json(nullptr);
     out["exclusion_why"] = exclusion ? json(exclusion->why) : json(nullptr);
     for (const char* key : {"error_signature", "cores", "parallelism", "runtime_s",
-                            "peak_device_memory_bytes", "ttft_s", "decode_tokens_per_s"}) {
+                            "peak_device_memory_bytes", "ttft_s", "decode_tokens_per_s", "speedup",
+                            "compile_s", "memory_ratio", "long_agreement", "drifts_after"}) {
       out[key] = nullptr;
     }
   }
@@ -195,6 +203,13 @@ json SpaceIndex::predicted_plan_json(const RankedModel* listed,
       {"exclusion", plan.exclusion.empty() ? json(nullptr) : json(plan.exclusion)},
       {"weights_bytes", *weights},
       {"why", plan.why}};
+}
+
+const json& SpaceIndex::perf_summary_of(const StackVerdicts* stack, const std::string& task) const {
+  static const json kNothing = dataset::perf_summary_json(dataset::summarize_perf({}));
+  if (!stack) return kNothing;
+  const auto found = perf_summaries_.find({stack->key().stem(), task});
+  return found == perf_summaries_.end() ? kNothing : found->second;
 }
 
 std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery& query,
@@ -230,6 +245,8 @@ std::vector<SpaceIndex::ViewEntry> SpaceIndex::tested_entries(const ModelsQuery&
         return compare_known(a.peak_device_memory_bytes, b.peak_device_memory_bytes);
       case TestedSort::kDecode:
         return compare_known(a.decode_tokens_per_s, b.decode_tokens_per_s, /*descending=*/true);
+      case TestedSort::kSpeedup:
+        return compare_known(a.speedup, b.speedup, /*descending=*/true);
     }
     return 0;
   };
@@ -318,6 +335,7 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
                   {"total", 0},
                   {"offset", query.offset},
                   {"limit", query.limit},
+                  {"summary", perf_summary_of(nullptr, "")},
                   {"models", json::array()}};
     }
     task = tasks_.front();
@@ -355,6 +373,7 @@ Result<json> SpaceIndex::models_json(const ModelsQuery& query) const {
               {"total", total},
               {"offset", query.offset},
               {"limit", query.limit},
+              {"summary", perf_summary_of(stack, task)},
               {"models", std::move(models)}};
 }
 

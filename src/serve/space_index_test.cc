@@ -237,6 +237,73 @@ TEST(SpaceIndex, UnknownTaskOrVersionIsAnErrorNamingTheParameter) {
   EXPECT_NE(result.error().message().find("2.16.372.0"), std::string::npos);
 }
 
+// The Tested view sorts by speedup over eager, largest first, unknown last; each entry carries
+// the figures of how well it ran, and the answer the stack's summary of the task's rows.
+TEST(SpaceIndex, TestedViewSortsBySpeedupAndTheAnswerSummarizesTheStack) {
+  std::vector<VerdictRow> rows;
+  for (const auto& [model, speedup] :
+       {std::pair<std::string, double>{"org/slow", 0.5}, {"org/fast", 2.0}, {"org/none", 0}}) {
+    VerdictRow row = row_on(model, "2.16.372.0", "PASS");
+    if (speedup > 0) row.speedup = speedup;
+    rows.push_back(std::move(row));
+  }
+  rows[1].long_agreement = 0.5;
+  rows[1].drifts_after = 7;
+  rows.push_back(row_on("org/broken", "2.16.372.0", "FAIL_COMPILE"));
+  VerdictRow other_task = row_on("org/encoder", "2.16.372.0", "FAIL_RUNTIME");
+  other_task.task = "text-classification";
+  rows.push_back(std::move(other_task));
+  IndexInputs inputs;
+  inputs.stacks.push_back(stack_of(rows));
+  const auto index = SpaceIndex::build(std::move(inputs));
+
+  ModelsQuery query;
+  query.view = View::kTested;
+  query.task = "text-generation";
+  query.sort = TestedSort::kSpeedup;
+  const json out = models(*index, query);
+  EXPECT_EQ(out["sort"], "speedup");
+  std::vector<std::string> ids;
+  for (const json& entry : out["models"]) ids.push_back(entry["id"]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"org/fast", "org/slow", "org/broken", "org/none"}));
+  EXPECT_EQ(out["models"][0]["speedup"], 2.0);
+  EXPECT_EQ(out["models"][0]["drifts_after"], 7);
+  EXPECT_EQ(out["models"][0]["long_agreement"], 0.5);
+  EXPECT_EQ(out["models"][0]["compile_s"], 180.0);
+  EXPECT_TRUE(out["models"][3]["speedup"].is_null());
+  EXPECT_TRUE(out["models"][3]["memory_ratio"].is_null());
+  // The task's rows only: the text-classification failure is not among them.
+  const json& summary = out["summary"];
+  EXPECT_EQ(summary["tested"], 4);
+  EXPECT_EQ(summary["passed"], 3);
+  EXPECT_EQ(summary["with_baseline"], 2);
+  EXPECT_DOUBLE_EQ(summary["geomean_speedup"].get<double>(), 1.0);  // sqrt(0.5 × 2)
+  EXPECT_EQ(summary["drifting"], 1);
+  EXPECT_EQ(summary["alarms"], json::array({"pass rate 75.0 % < 90 %", "compile 180 s > 120 s"}));
+  // The model page's verdict has every column of how well it ran.
+  const json page = *index->model_json(*ModelId::parse("org/fast"), {});
+  EXPECT_EQ(page["verdict"]["speedup"], 2.0);
+  EXPECT_EQ(page["verdict"]["drifts_after"], 7);
+  for (const char* column :
+       {"eager_throughput", "eager_ttft_s", "eager_peak_memory_bytes", "eager_note", "memory_ratio",
+        "memory_measure", "long_tokens", "long_decode_tokens_per_s"}) {
+    EXPECT_TRUE(page["verdict"].contains(column)) << column;
+  }
+  EXPECT_EQ(parse_sort("speedup"), TestedSort::kSpeedup);
+  EXPECT_EQ(sort_name(TestedSort::kSpeedup), "speedup");
+
+  // Another task: its own rows; no stack: nothing.
+  query.view = View::kSelected;
+  query.task = "text-classification";
+  EXPECT_EQ(models(*index, query)["summary"]["tested"], 1);
+  EXPECT_EQ(models(*index, query)["summary"]["passed"], 0);
+  IndexInputs empty;
+  empty.rankings.push_back(ranking("downloads", {"org/fast"}));
+  const json nothing = models(*SpaceIndex::build(std::move(empty)), {});
+  EXPECT_EQ(nothing["summary"]["tested"], 0);
+  EXPECT_TRUE(nothing["summary"]["pass_rate"].is_null());
+}
+
 TEST(SpaceIndex, ModelPageHasHistoryWithTheRegressionMarked) {
   const auto index = sample_index();
   const auto id = ModelId::parse("Qwen/Qwen3-0.6B");

@@ -78,8 +78,8 @@ Result<ModelsQuery> models_query(const QueryParams& params) {
     const auto parsed = parse_sort(sort);
     if (!parsed || query.view != View::kTested) {
       return bad_parameters(
-          fmt::format("sort {} is not one of name, verdict, cores, runtime, memory, decode "
-                      "(the tested view only)",
+          fmt::format("sort {} is not one of name, verdict, cores, runtime, memory, decode, "
+                      "speedup (the tested view only)",
                       quote_for_message(sort)),
           {"sort"});
     }

@@ -80,7 +80,7 @@ def test_validate_names_each_bad_file_and_why(canrun, two_stacks):
 def test_show_filters_and_prints_a_table(canrun, two_stacks):
     result = canrun("dataset", "show", two_stacks, "--model", "org/regresses")
     assert result.returncode == 0
-    lines = result.stdout.splitlines()
+    lines = table_lines(result.stdout)
     assert lines[0].split()[:4] == ["MODEL", "TASK", "STACK", "RESULT"]
     assert len(lines) == 3
     assert any("FAIL_RUNTIME" in l and "5.18.0" in l for l in lines)
@@ -102,14 +102,19 @@ def test_show_filters_and_prints_a_table(canrun, two_stacks):
     assert none.returncode == 0 and "no rows match" in none.stdout
 
 
+def table_lines(shown):
+    """The table of `canrun dataset show`: its lines before the blank one (the summaries follow)."""
+    return shown.split("\n\n")[0].splitlines()
+
+
 def test_show_names_stacks_as_the_options_take_them(canrun, two_stacks):
-    table = canrun("dataset", "show", two_stacks).stdout.splitlines()
+    table = table_lines(canrun("dataset", "show", two_stacks).stdout)
     column = table[0].index("STACK")
     stacks = {line[column:].split()[0] for line in table[1:]}
     assert stacks == {OLD_STEM, NEW_STEM}
     # What the STACK column says is what --stack, --from and --to take.
     for stack in stacks:
-        shown = canrun("dataset", "show", two_stacks, "--stack", stack).stdout.splitlines()
+        shown = table_lines(canrun("dataset", "show", two_stacks, "--stack", stack).stdout)
         assert len(shown) > 1 and all(stack in line for line in shown[1:])
     assert canrun("dataset", "diff", two_stacks, "--from", OLD_STEM, "--to", NEW_STEM).returncode == 1
 
@@ -157,6 +162,55 @@ def test_diff_reports_changes_and_fails_on_regressions(canrun, two_stacks):
     same = canrun("dataset", "diff", two_stacks, "--from", NEW_STEM, "--to", NEW_STEM)
     assert same.returncode == 0
     assert "regressions (0)" in same.stdout
+
+
+def test_show_and_diff_say_how_well_each_stack_runs(canrun, tmp_path, write_rows):
+    # Speedup over eager, compile time, memory ratio per PASS (schema 9), as the compiler
+    # dashboard reads them per suite; a PASS that drifts in the long generation says so.
+    perf = lambda speedup, compile_s, ratio, **more: {
+        "speedup": speedup, "compile_s": compile_s, "memory_ratio": ratio, "memory_measure": "rss",
+        "eager_throughput": 10.0, "long_tokens": 128, "long_agreement": 1.0, **more}
+    write_rows(tmp_path, [
+        verdict_row("org/fast", "PASS", **perf(2.0, 100.0, 0.8), **OLD),
+        verdict_row("org/slow", "PASS", **perf(0.5, 40.0, 0.9), **OLD),
+        verdict_row("org/fast", "PASS", **perf(1.0, 100.0, 0.8), **NEW),  # speedup halved
+        verdict_row("org/slow", "PASS", **perf(0.55, 200.0, 0.9, long_agreement=0.3,
+                                               drifts_after=34), **NEW),  # compile ×5, drifts
+        verdict_row("org/broken", "FAIL_COMPILE", **NEW),
+        verdict_row("org/old", "PASS", **NEW),  # recorded before canrun measured how well
+    ])
+    shown = canrun("dataset", "show", tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    table = table_lines(shown.stdout)
+    speedup = table[0].index("SPEEDUP")
+    by_model = {(l.split()[0], l.split()[2]): l for l in table[1:]}
+    assert by_model[("org/fast", OLD_STEM)][speedup:].startswith("2.00x")
+    assert by_model[("org/old", NEW_STEM)][speedup:].startswith("-")
+    assert "drifts after token 34" in by_model[("org/slow", NEW_STEM)]
+    summary = dict(l.split(": ", 1) for l in shown.stdout.split("\n\n")[1].splitlines()
+                   if not l.startswith("  "))
+    # OLD: 2 of 2 PASS, geomean speedup sqrt(2 × 0.5) = 1.00, median compile (40 + 100) / 2.
+    assert summary[OLD_STEM].startswith("pass rate 100.0 % (2/2) · speedup 1.00x geomean (2 PASS) · "
+                                        "compile 70.0 s median · memory ratio 0.85 geomean (rss)")
+    # NEW: 3 of 4 PASS (the failure counts, the old row has no baseline): the dashboard's alarms.
+    assert summary[NEW_STEM].startswith("pass rate 75.0 % (3/4) · speedup 0.74x geomean (2 PASS)")
+    assert "long generation: 1 of 2 drifts" in summary[NEW_STEM]
+    # Its median compile time is over every PASS's, the old row's 180 s too: (100, 180, 200).
+    assert (f"{NEW_STEM}: pass rate 75.0 % (3/4) · speedup 0.74x geomean (2 PASS) · compile 180.0 s median"
+            in shown.stdout)
+    assert ("  alarms: pass rate 75.0 % < 90 %; speedup 0.74x < 0.95x; compile 180 s > 120 s; "
+            "memory ratio 0.85 < 0.9\n") in shown.stdout
+
+    diff = canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM).stdout
+    assert ("speedup over eager changed by 20 % or more (PASS on both) (1)\n"
+            "  org/fast  text-generation  2.00x → 1.00x\n") in diff
+    assert ("compile time changed by 20 % or more (PASS on both) (1)\n"
+            "  org/slow  text-generation  40.0 s → 200.0 s\n") in diff
+    as_json = json.loads(canrun("dataset", "diff", tmp_path, "--from", OLD_STEM, "--to", NEW_STEM,
+                                "--json").stdout)
+    assert [(c["model_id"], c["from_speedup"], c["to_speedup"]) for c in as_json["speedup_changes"]] == [
+        ("org/fast", 2.0, 1.0)]
+    assert [c["model_id"] for c in as_json["compile_time_changes"]] == ["org/slow"]
 
 
 def test_diff_lists_unverified_apart_and_does_not_fail_on_them(canrun, tmp_path, write_rows):
