@@ -41,13 +41,16 @@ def fault_profile(directory, function, env=None):
 @pytest.fixture(scope="module")
 def canrun_test(canrun_bin, hf_home, cache_dir):
     """Runs `canrun test MODEL --json ...`; returns (exit code, verdict row or None, stderr).
-    With printed=True, without --json: (exit code, the verdict as printed, stderr)."""
+    With printed=True, without --json: (exit code, the verdict as printed, stderr). Without the
+    eager baseline and the long generation (--no-perf --long-tokens 0), which the tests of what
+    a run is and how it is verified do not need; how_well=True keeps canrun's defaults."""
 
-    def run(model, *args, timeout=900, printed=False):
+    def run(model, *args, timeout=900, printed=False, how_well=False):
         env = dict(os.environ, HF_HOME=str(hf_home), NO_COLOR="1")
         env.pop("HF_HUB_CACHE", None)
+        quick = [] if how_well else ["--no-perf", "--long-tokens", "0"]
         result = subprocess.run([str(canrun_bin), "test", model, *([] if printed else ["--json"]), "--cache",
-                                 str(cache_dir), *map(str, args)],
+                                 str(cache_dir), *quick, *map(str, args)],
                                 capture_output=True, text=True, env=env, timeout=timeout)
         if printed:
             return result.returncode, result.stdout, result.stderr

@@ -89,7 +89,8 @@ def test_stdout_flood_is_bounded_and_verdict_right(canrun_bin, hf_home, cache_di
     profile = fault_profile(tmp_path, "flooding", {"CANRUN_FAULT_FLOOD_MB": "300"})
     env = dict(os.environ, HF_HOME=str(hf_home), NO_COLOR="1")
     proc = subprocess.Popen([str(canrun_bin), "test", MODEL, "--json", "--cache", str(cache_dir), "--backend",
-                             str(profile)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             str(profile), "--no-perf", "--long-tokens", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak_kib = 0
     while proc.poll() is None:  # canrun's own peak resident memory (VmHWM), sampled
         try:

@@ -465,3 +465,115 @@ test('phone width: the table and the model page fit', async () => {
   await page.screenshot({ path: join(artifacts, 'model-phone.png'), fullPage: true });
   await page.close();
 });
+
+// How well: the stack's dashboard figures above its table, drawn from the API's summary.
+const summaryOf = (page, query) => page.evaluate(async (path) => (await (await fetch(path)).json()).summary, `/api/models?${query}`);
+const noBrokenText = async (page) => assert.doesNotMatch(await page.locator('#app').textContent(), /null|undefined|NaN/);
+
+test('the stack\'s figures sit above its table, alarms marked; a drifting PASS says so in the row', async () => {
+  for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+    const page = await openPage('/', viewport);
+    const summary = await summaryOf(page, 'task=text-generation');
+    const line = await page.locator('#perf-summary .perf-line').textContent();
+    assert.ok(line.includes(`pass rate ${(100 * summary.pass_rate).toFixed(1)} % (${summary.passed}/${summary.tested})`), line);
+    assert.ok(line.includes(`speedup ${summary.geomean_speedup.toFixed(2)}× geomean (${summary.with_baseline} PASS)`), line);
+    assert.ok(line.includes(`memory ratio ${summary.geomean_memory_ratio.toFixed(2)} geomean (rss)`), line);
+    assert.ok(line.includes('compile 3 min 0 s median'), line);
+    assert.ok(line.includes(`${summary.drifting} of ${summary.with_long_generation} drift in the long generation`), line);
+    // Above the table; every alarm that fires is shown, in the warning style.
+    const [summaryBox, tableBox] = [await page.locator('#perf-summary').boundingBox(), await page.locator('table.models').boundingBox()];
+    assert.ok(summaryBox.y + summaryBox.height <= tableBox.y, 'the summary is above the table');
+    assert.ok(summary.alarms.length > 0);
+    assert.deepEqual(await page.locator('#perf-summary .alarm').allTextContents(), summary.alarms);
+    assert.equal(await page.locator('#perf-summary .alarm').first().evaluate((node) => getComputedStyle(node).backgroundColor), 'rgb(254, 243, 199)');
+    // gemma passes and drifts: the badge beside its PASS; gpt2's long generation held.
+    const rowOf = (id) => page.locator('table.models tbody tr', { has: page.getByRole('link', { name: id, exact: true }) });
+    assert.equal(await rowOf('google/gemma-3-1b-it').locator('.badge').first().textContent(), 'PASS');
+    assert.equal(await rowOf('google/gemma-3-1b-it').locator('.badge.drift').textContent(), 'drifts after token 57');
+    assert.ok(await rowOf('google/gemma-3-1b-it').locator('.badge.drift').isVisible());
+    assert.equal(await rowOf('openai-community/gpt2').locator('.badge.drift').count(), 0);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+    await noBrokenText(page);
+    await page.screenshot({ path: join(artifacts, `summary-${suffix}.png`), fullPage: true });
+    await page.close();
+  }
+  // A stack whose rows predate the eager baseline: said so, nothing broken.
+  const old = await openPage('/?compiler_version=2.16.372.0%2B4a9b2326');
+  assert.equal(await old.locator('#perf-speedup').textContent(), 'no eager baseline');
+  assert.equal(await old.locator('#perf-memory, #perf-drift, .badge.drift').count(), 0);
+  await noBrokenText(old);
+  await old.close();
+});
+
+test('Tested sorts by speedup, largest first, shown as 1.95×', async () => {
+  const page = await openPage('/?view=tested');
+  await page.locator('#sort-speedup').click();
+  await page.waitForURL(/sort=speedup/);
+  await settled(page);
+  assert.deepEqual((await rowIds(page)).slice(0, 2), ['openai-community/gpt2', 'google/gemma-3-1b-it']);
+  assert.equal(await page.locator('th[aria-sort="descending"]').textContent(), 'Speedup ↓');
+  assert.deepEqual((await page.locator('table.models tbody td.col-speedup').allTextContents()).slice(0, 3), ['1.95×', '1.20×', '—']);
+  await page.screenshot({ path: join(artifacts, 'tested-speedup-laptop.png'), fullPage: true });
+  await page.close();
+  const phone = await openPage('/?view=tested&sort=speedup', { width: 390, height: 844 });
+  assert.match(await phone.locator('table.models tbody tr').first().locator('.phone-meta').textContent(), /1\.95× over eager/);
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `tested view scrolls sideways by ${overflow}px`);
+  await phone.screenshot({ path: join(artifacts, 'tested-speedup-phone.png'), fullPage: true });
+  await phone.close();
+});
+
+test('a model page says how well it ran: speedup, eager beside compiled, how memory was read, the long generation', async () => {
+  for (const [viewport, suffix] of [[undefined, 'laptop'], [{ width: 390, height: 844 }, 'phone']]) {
+    const page = await openPage('/model/openai-community/gpt2', viewport);
+    const card = page.locator('#how-well');
+    assert.ok(await card.isVisible());
+    assert.equal(await page.locator('#how-well-speedup').textContent(), '1.95× over eager');
+    assert.equal(await page.locator('#how-well-compile').textContent(), '3 min 0 s');
+    assert.equal(await page.locator('#how-well-memory-ratio').textContent(), '0.83');
+    const cells = async (idx) => page.locator('#how-well-table tbody tr').nth(idx).locator('th, td').allTextContents();
+    assert.deepEqual(await cells(0), ['Throughput', '25.0 tokens/s', '48.8 tokens/s']);
+    assert.deepEqual(await cells(1), ['First token', '310 ms', '40 ms']);
+    assert.deepEqual(await cells(2), ['Peak memory', '2.5 GiB', '3.0 GiB']);
+    assert.equal(await page.locator('#memory-meaning').textContent(),
+      'Peak memory is the maximum resident size of run.py and its compile workers; it only grows, so the compiled peak includes the eager run’s and the compiler’s.');
+    assert.equal(await page.locator('#long-generation').textContent(),
+      '128 tokens · 47.5 tok/s · teacher-forced agreement with the CPU reference 98.4 %, on the same compiled graphs.');
+    assert.equal(await page.locator('#drift-line, #verdict-drift, #eager-note').count(), 0);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `model page scrolls sideways by ${overflow}px`);
+    await noBrokenText(page);
+    await card.screenshot({ path: join(artifacts, `how-well-${suffix}.png`) });
+    await page.close();
+    // A PASS whose long generation drifted: beside the verdict and loudly in the card.
+    const drifting = await openPage('/model/google/gemma-3-1b-it', viewport);
+    assert.equal(await drifting.locator('#verdict-drift').textContent(), 'drifts after token 57');
+    assert.match(await drifting.locator('#drift-line').textContent(), /^⚠ Drifts after token 57\. .*fell below 90 %: the PASS is for the 32-token check only\.$/);
+    assert.ok(await drifting.locator('#drift-line').isVisible());
+    await drifting.screenshot({ path: join(artifacts, `drift-${suffix}.png`), fullPage: true });
+    await drifting.close();
+  }
+  // An eager baseline cut short: its note, and no speedup.
+  const cut = await openPage('/model/community-1/tiny-model-1');
+  assert.match(await cut.locator('#eager-note').textContent(), /^Eager baseline: eager baseline cut at the profile's eager_max_s/);
+  assert.equal(await cut.locator('#how-well-speedup').textContent(), 'no eager baseline');
+  await noBrokenText(cut);
+  await cut.close();
+  // A row from before the eager baseline: no card, nothing broken.
+  const old = await openPage('/model/openai-community/gpt2?compiler_version=2.16.372.0%2B4a9b2326');
+  assert.equal(await old.locator('#how-well').count(), 0);
+  await noBrokenText(old);
+  await old.close();
+});
+
+test('compare lists speedup and compile-time changes', async () => {
+  const page = await openPage(`/compare?a=${encodeURIComponent('neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.18.0')}`
+    + `&b=${encodeURIComponent('neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.19.0')}&task=text-generation`);
+  assert.deepEqual(await page.locator('#compare-speedup_changes li').allTextContents(),
+    ['openai-community/gpt2 · text-generation · 1.50× → 1.95×']);
+  assert.deepEqual(await page.locator('#compare-compile_time_changes li').allTextContents(),
+    ['openai-community/gpt2 · text-generation · 1 min 40 s → 3 min 0 s']);
+  await page.screenshot({ path: join(artifacts, 'compare-how-well-laptop.png'), fullPage: true });
+  await page.close();
+});

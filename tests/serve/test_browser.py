@@ -31,5 +31,7 @@ def test_space_in_chromium(canrun_bin, tmp_path, write_rows):
                  "causes-laptop", "causes-phone", "compare-laptop", "compare-phone", "image-laptop",
                  "image-phone", "architectures-laptop", "architectures-phone", "census-row-laptop",
                  "census-line-laptop", "census-line-phone", "census-model-laptop",
-                 "census-model-phone"):
+                 "census-model-phone", "summary-laptop", "summary-phone", "tested-speedup-laptop",
+                 "tested-speedup-phone", "how-well-laptop", "how-well-phone", "drift-laptop",
+                 "drift-phone", "compare-how-well-laptop"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name

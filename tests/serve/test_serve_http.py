@@ -2,8 +2,10 @@
 malformed, oversized, hostile and slow clients, and against files replaced while it reloads."""
 import gzip
 import json
+import math
 import selectors
 import socket
+import statistics
 import sys
 import threading
 import time
@@ -14,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from server import SpaceServer  # noqa: E402
-from space_data import build_space, verdict_row, NEW  # noqa: E402
+from space_data import EAGER_NOTE, HOW_WELL, build_space, rows, verdict_row, NEW  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +153,160 @@ def test_tested_view_lists_every_row_of_the_stack_sortable(space):
     assert [m["id"] for m in body["models"]] == ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-8B"]
     status, body = get_json(space, "/api/models?view=selected&sort=runtime")
     assert status == 400 and body["parameters"] == ["sort"]
+
+
+# --- how well: the dashboard's figures, speedup, the long generation ----------------------
+
+HOW_WELL_COLUMNS = ["eager_throughput", "eager_ttft_s", "eager_peak_memory_bytes", "eager_note",
+                    "speedup", "memory_ratio", "memory_measure", "long_tokens",
+                    "long_decode_tokens_per_s", "long_agreement", "drifts_after"]
+
+
+def rows_of(compiler_version, library_version, task="text-generation"):
+    return [row for row in rows() if row["backend"] == "neuron" and row["task"] == task
+            and row["compiler_version"] == compiler_version
+            and row["library_version"] == library_version]
+
+
+def expected_summary(stack_rows):
+    """The dashboard's figures of `stack_rows` as dataset/perf_summary.h defines them: pass
+    rate over rows not EXCLUDED; geometric means of speedup and memory ratio and the median
+    compile time over the PASSes that have them; drifting PASSes among those with a long
+    generation."""
+    tested = [row for row in stack_rows if row["result"] != "EXCLUDED"]
+    passed = [row for row in tested if row["result"] == "PASS"]
+    speedups = [row["speedup"] for row in passed if row.get("speedup")]
+    compiles = [row["compile_s"] for row in passed if row.get("compile_s") is not None]
+    ratios = [row["memory_ratio"] for row in passed if row.get("memory_ratio")]
+    measures = {row.get("memory_measure") for row in passed if row.get("memory_ratio")}
+    long = [row for row in passed if row.get("long_agreement") is not None]
+    geomean = lambda values: math.exp(sum(map(math.log, values)) / len(values)) if values else None
+    return {
+        "tested": len(tested), "passed": len(passed),
+        "pass_rate": len(passed) / len(tested) if tested else None,
+        "with_baseline": len(speedups), "geomean_speedup": geomean(speedups),
+        "with_compile_time": len(compiles),
+        "median_compile_s": statistics.median(compiles) if compiles else None,
+        "with_memory_ratio": len(ratios), "geomean_memory_ratio": geomean(ratios),
+        "memory_measure": measures.pop() if len(measures) == 1 else None,
+        "with_long_generation": len(long),
+        "drifting": sum(row.get("drifts_after") is not None for row in long),
+    }
+
+
+def alarms_of(summary):
+    """The dashboard's alarms that fire for `summary`, by the words each starts with."""
+    fires = [("pass rate", summary["pass_rate"], lambda v: v < 0.90),
+             ("speedup", summary["geomean_speedup"], lambda v: v < 0.95),
+             ("compile", summary["median_compile_s"], lambda v: v > 120),
+             ("memory ratio", summary["geomean_memory_ratio"], lambda v: v < 0.9)]
+    return [name for name, value, fired in fires if value is not None and fired(value)]
+
+
+def assert_summary(actual, stack_rows):
+    expected = expected_summary(stack_rows)
+    assert {key: actual[key] for key in expected} == pytest.approx(expected), actual
+    names = alarms_of(expected)
+    assert len(actual["alarms"]) == len(names), actual["alarms"]
+    for alarm, name in zip(actual["alarms"], names):
+        assert alarm.startswith(name + " "), (alarm, name)
+
+
+@pytest.mark.parametrize("view", ["selected", "trending", "downloads", "tested"])
+def test_every_view_summarizes_the_stacks_rows_of_the_task(space, view):
+    status, body = get_json(space, f"/api/models?view={view}&task=text-generation&limit=5")
+    assert status == 200 and body["stack"]["library_version"] == "5.19.0"
+    newest = rows_of("2.17.1.0+5e6f7a8b", "5.19.0")
+    assert_summary(body["summary"], newest)
+    # The fixture's newest stack: a baseline on two PASSes, one of two long generations drifts,
+    # and alarms fire (a third of it fails; compile 180 s; rss makes the memory ratio < 1).
+    assert body["summary"]["with_baseline"] == 2 and body["summary"]["drifting"] == 1
+    assert body["summary"]["memory_measure"] == "rss" and body["summary"]["alarms"]
+    # A stack whose rows predate the eager baseline: none, and no memory ratio.
+    status, body = get_json(space, f"/api/models?view={view}&task=text-generation"
+                                   "&compiler_version=2.16.372.0%2B4a9b2326")
+    old = rows_of("2.16.372.0+4a9b2326", "5.18.0")
+    assert_summary(body["summary"], old)
+    assert body["summary"]["geomean_speedup"] is None and body["summary"]["with_long_generation"] == 0
+
+
+def test_the_summary_without_a_task_is_that_of_the_task_shown(space):
+    """No task in the query: the table shows the first task, and the summary is of its rows."""
+    status, body = get_json(space, "/api/models")
+    assert body["task"] == "text-generation"
+    assert_summary(body["summary"], rows_of("2.17.1.0+5e6f7a8b", "5.19.0"))
+    status, body = get_json(space, "/api/models?task=sentence-similarity&backend=cpu")
+    cpu = [row for row in rows() if row["backend"] == "cpu" and row["task"] == "sentence-similarity"]
+    assert_summary(body["summary"], cpu)
+    assert body["summary"]["tested"] == 1
+
+
+def test_entries_carry_how_well_they_ran(space):
+    status, body = get_json(space, "/api/models?view=tested&task=text-generation&limit=100")
+    by_id = {m["id"]: m for m in body["models"]}
+    for model_id in ("openai-community/gpt2", "google/gemma-3-1b-it"):
+        row = HOW_WELL[(model_id, "NEW_LIB")]
+        entry = by_id[model_id]
+        for column in ("speedup", "memory_ratio", "long_agreement"):
+            assert entry[column] == pytest.approx(row[column]), (model_id, column)
+        assert entry["drifts_after"] == row.get("drifts_after")
+        assert entry["compile_s"] == 180.0
+    assert by_id["google/gemma-3-1b-it"]["drifts_after"] == 57
+    untested_fields = ("speedup", "compile_s", "memory_ratio", "drifts_after", "long_agreement")
+    # A failure's figures of how well: none (its compile time is its own column, kept).
+    assert all(by_id["Qwen/Qwen3-8B"][key] is None for key in untested_fields if key != "compile_s")
+    # Rows from before schema 9: every figure null, never missing.
+    status, body = get_json(space, "/api/models?view=tested&compiler_version=2.16.372.0%2B4a9b2326")
+    for entry in body["models"]:
+        assert all(key in entry for key in untested_fields)
+        assert entry["speedup"] is None and entry["drifts_after"] is None
+    # A listed model never tested: the keys are there, null.
+    status, body = get_json(space, "/api/models?view=downloads&q=SmolLM2")
+    assert all(body["models"][0][key] is None for key in untested_fields)
+
+
+def test_tested_view_sorts_by_speedup_largest_first_unknown_last(space):
+    status, body = get_json(space, "/api/models?view=tested&task=text-generation&sort=speedup"
+                                   "&limit=100")
+    assert status == 200 and body["sort"] == "speedup"
+    newest = rows_of("2.17.1.0+5e6f7a8b", "5.19.0")
+    known = sorted((row for row in newest if row.get("speedup")), key=lambda row: -row["speedup"])
+    unknown = sorted((row for row in newest if not row.get("speedup")),
+                     key=lambda row: row["model_id"].lower())
+    assert [m["id"] for m in body["models"]] == [row["model_id"] for row in known + unknown]
+    assert [m["speedup"] for m in body["models"][:2]] == [1.95, 1.2]
+    status, body = get_json(space, "/api/models?view=tested&sort=fastest")
+    assert status == 400 and body["parameters"] == ["sort"] and "speedup" in body["error"]
+
+
+def test_model_page_has_every_column_of_how_well(space):
+    status, body = get_json(space, "/api/model/openai-community/gpt2")
+    assert status == 200 and body["stack"]["library_version"] == "5.19.0"
+    expected = HOW_WELL[("openai-community/gpt2", "NEW_LIB")]
+    for column in HOW_WELL_COLUMNS:
+        assert body["verdict"][column] == pytest.approx(expected.get(column)), column
+    status, body = get_json(space, "/api/model/google/gemma-3-1b-it")
+    assert body["status"] == "PASS" and body["verdict"]["drifts_after"] == 57
+    assert body["verdict"]["long_agreement"] == 0.625
+    status, body = get_json(space, "/api/model/community-1/tiny-model-1")
+    assert body["verdict"]["eager_note"] == EAGER_NOTE and body["verdict"]["speedup"] is None
+    # A row from before schema 9: the columns are there, null.
+    status, body = get_json(space, "/api/model/openai-community/gpt2?compiler_version=2.16.372.0%2B4a9b2326")
+    assert all(body["verdict"][column] is None for column in HOW_WELL_COLUMNS)
+
+
+def test_compare_lists_speedup_and_compile_time_changes(space):
+    new = quote("neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.18.0")
+    new_lib = quote("neuron__neuronx-cc-2.17.1.0+5e6f7a8b__transformers-5.19.0")
+    status, body = get_json(space, f"/api/compare?a={new}&b={new_lib}&task=text-generation")
+    assert status == 200
+    before = HOW_WELL[("openai-community/gpt2", "NEW")]
+    after = HOW_WELL[("openai-community/gpt2", "NEW_LIB")]
+    assert [(c["model_id"], c["from_speedup"], c["to_speedup"]) for c in body["speedup_changes"]] == [
+        ("openai-community/gpt2", before["speedup"], after["speedup"])]
+    assert [(c["model_id"], c["from_compile_s"], c["to_compile_s"])
+            for c in body["compile_time_changes"]] == [
+        ("openai-community/gpt2", before["compile_s"], 180.0)]
 
 
 def test_causes_group_the_stacks_failures(space):
