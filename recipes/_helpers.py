@@ -121,11 +121,14 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
     global stage
     stage = "eager"
     wanted = long_settings["max_new_tokens"]
+    # Ranks (a sharded run) stop together or not at all: one cut by its own clock would leave the
+    # others waiting in a collective. They run whole, within the run's own time limit.
+    cut = {} if sharded(torch) else {"max_time": EAGER_MAX_S}
     try:
-        output, clock, done = timed_generate(torch, model, inputs, {**long_settings, "max_time": EAGER_MAX_S})
+        output, clock, done = timed_generate(torch, model, inputs, {**long_settings, **cut})
         if clock.calls - 1 >= wanted:  # time left for the measured call
             wanted = settings["max_new_tokens"]
-            output, clock, done = timed_generate(torch, model, inputs, {**settings, "max_time": EAGER_MAX_S})
+            output, clock, done = timed_generate(torch, model, inputs, {**settings, **cut})
         made = clock.calls - 1
         timings.update(generation_figures(clock, done, made, "eager_"))
         if made < wanted:
@@ -141,8 +144,9 @@ def eager_baseline(torch, call, timings, measured):
     """PERF: the eager baseline of a task's measured `call`, before anything is compiled, on the
     same device and inputs: a first call warms up, the second is measured as the compiled one
     will be (timings["eager_" + measured], in seconds). A first call longer than half of
-    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so; an eager
-    run that fails leaves no baseline and says why in eager_note."""
+    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so (one rank
+    of several always makes both calls, as its peers do); an eager run that fails leaves no
+    baseline and says why in eager_note."""
     if not (PERF and COMPILE_BACKEND):
         return
     global stage
@@ -151,7 +155,7 @@ def eager_baseline(torch, call, timings, measured):
         start = time.perf_counter()
         call()
         seconds = time.perf_counter() - start
-        if seconds <= EAGER_MAX_S / 2:
+        if seconds <= EAGER_MAX_S / 2 or sharded(torch):  # ranks all make the second call
             start = time.perf_counter()
             call()
             seconds = time.perf_counter() - start
@@ -163,6 +167,11 @@ def eager_baseline(torch, call, timings, measured):
         timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
     eager_peak_memory(torch, timings)
     stage = "load"
+
+
+def sharded(torch):
+    """Whether this process is one of several ranks."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
 
 
 def eager_peak_memory(torch, timings):

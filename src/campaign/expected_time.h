@@ -9,6 +9,11 @@
 //    them; each rank beyond the first adds its start-up and collectives. The constants below
 //    are round guesses, from neuronx-cc compiling for minutes even for a small model and tens
 //    of minutes for an 8B one; a campaign's own rows replace them from its second run on.
+// 3. A campaign that measures how well (an eager baseline before each compiled run, a long
+//    generation after its check: trial::TrialRequest::perf, long_tokens) adds their time: the
+//    line, and a runtime recorded by a run that measured neither, grow by kHowWellShare. (Their
+//    memory adds nothing to plan: the eager run uses the model loaded once, in the same process,
+//    before it is compiled, and the long generation the same static cache.)
 // Only the order and rough size matter to the scheduler: an error in the guess delays packing,
 // never correctness.
 //
@@ -41,17 +46,29 @@ struct TimeModel {
 //! are not started last by mistake.
 TimeModel time_model_for(std::string_view backend);
 
+//! The share of a trial's runtime the eager baseline and the long generation add, measured by
+//! bench/how_well_overhead.py on the cpu backend (one-core and sharded fixtures).
+inline constexpr double kHowWellShare = 0.35;
+
 //! Runtimes of tests already run, per (model id, backend).
 class RuntimeHistory {
  public:
+  //! Whether the campaign's runs measure how well (their expected times grow, see above).
+  void set_how_well(bool on) { how_well_ = on; }
+  bool how_well() const { return how_well_; }
+
   //! Keeps `runtime_s` when it is finite and > 0 and `started_at` is the latest seen for the
   //! pair (at the same time: the longer runtime).
+  //! `how_well`: the run measured how well (its runtime includes that time already).
   void record(std::string_view model_id, std::string_view backend, UtcTime started_at,
-              double runtime_s);
-  //! record() for each row that has a runtime_s.
+              double runtime_s, bool how_well = false);
+  //! record() of a row that has a runtime_s; how well when it has an eager baseline (or its
+  //! note) or a long generation.
+  void record_row(const dataset::VerdictRow& row);
+  //! record_row() for each row.
   void record_rows(const std::vector<dataset::VerdictRow>& rows);
 
-  //! The runtime to expect, or nullopt when the pair was never run.
+  //! The runtime to expect (scaled as above), or nullopt when the pair was never run.
   std::optional<double> runtime_s(std::string_view model_id, std::string_view backend) const;
   std::size_t size() const { return latest_.size(); }
 
@@ -59,8 +76,10 @@ class RuntimeHistory {
   struct Latest {
     UtcTime started_at;
     double runtime_s;
+    bool how_well = false;
   };
   std::map<std::pair<std::string, std::string>, Latest> latest_;
+  bool how_well_ = false;
 };
 
 //! What a test's expected time is computed from.

@@ -75,6 +75,23 @@ TEST(JobSizingTest, AModelRunBeforeIsExpectedToTakeWhatItTook) {
   EXPECT_DOUBLE_EQ(job_of(0, item_of(1, 0), repository_profile("cpu"), history).expected_s, 30);
 }
 
+TEST(JobSizingTest, MeasuringHowWellTakesItsShareMore) {
+  RuntimeHistory history;
+  history.set_how_well(true);
+  history.record("org/before", "neuron", UtcTime{}, 100.0);  // run without it
+  history.record("org/with", "neuron", UtcTime{}, 100.0, /*how_well=*/true);
+  const auto expected = [&](const char* model) {
+    WorkItem item = item_of(4, 2 * kGiB);
+    item.model_id = *ModelId::parse(model);
+    return job_of(0, item, repository_profile("neuron"), history).expected_s;
+  };
+  EXPECT_DOUBLE_EQ(expected("org/before"), 100.0 * (1 + kHowWellShare));
+  EXPECT_DOUBLE_EQ(expected("org/with"), 100.0);  // its runtime has it already
+  // The line: cpu's 30 s of a model never run, and its share.
+  EXPECT_DOUBLE_EQ(job_of(0, item_of(1, 0), repository_profile("cpu"), history).expected_s,
+                   30 * (1 + kHowWellShare));
+}
+
 TEST(JobSizingTest, EachJobSaysItsStageAndItem) {
   const Job device = job_of(12, item_of(1, kGiB), repository_profile("cpu"), {});
   const StageJob of_device = stage_of(device.id);

@@ -100,6 +100,7 @@ Result<CampaignOutcome> run_slice(const CampaignOptions& options, SliceRole role
   const VerdictRecorder recorder(dir, role, dataset);
   if (!role.worker) CANRUN_RETURN_IF_ERROR(recorder.catch_up_dataset(work.recorded));
   SliceDecision decision = decide_what_runs(work, options.retry);
+  decision.history.set_how_well(options.trial.perf || options.trial.long_tokens > 0);
   CampaignOutcome outcome;
   outcome.items = std::move(work.items);
   outcome.indices = work.indices;

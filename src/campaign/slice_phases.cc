@@ -155,8 +155,7 @@ SliceDecision decide_what_runs(const SliceWork& work, std::string_view retry) {
   for (const std::size_t index : work.indices) {
     const auto done = work.recorded.find(index);
     if (done != work.recorded.end()) {
-      decision.history.record(done->second.model_id, done->second.backend, done->second.started_at,
-                              done->second.runtime_s.value_or(0));
+      decision.history.record_row(done->second);
       if (!needs_retry(done->second, retry)) {
         decision.standing.emplace(index, done->second);
         continue;

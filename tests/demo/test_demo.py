@@ -352,3 +352,32 @@ def test_the_speech_recognizer_passes_with_the_reference_tokens_and_keeps_its_cl
     with wave.open(str(DATASET / files["input_audio"])) as clip:
         assert (clip.getframerate(), clip.getnchannels(), clip.getsampwidth()) == (16000, 1, 2)
         assert clip.getnframes() == 38400
+
+
+@pytest.mark.parametrize("version", ["5.18.0", "4.57.6"])
+def test_every_pass_has_an_eager_baseline_and_every_generation_a_long_one(stacks, version):
+    # How well (schema 9): each PASS measured its model eager first, in the same process; text
+    # generation and image-text-to-text generated 128 tokens more, agreeing with the reference.
+    table = stacks[version]
+    passes = table[table.result == "PASS"]
+    assert len(passes) >= MODELS_SHOWN - 5, len(passes)
+    for row in passes.itertuples():
+        where = (row.model_id, row.task)
+        assert pd.isna(row.eager_note), (where, row.eager_note)
+        assert row.eager_throughput > 0 and row.speedup > 0, where
+        assert abs(row.speedup - row.throughput / row.eager_throughput) <= 1e-9 * row.speedup, where
+        assert row.memory_measure == "rss", where
+        assert row.memory_ratio == row.eager_peak_memory_bytes / row.peak_device_memory_bytes, where
+        if row.task in ("text-generation", "image-text-to-text"):
+            assert row.long_tokens == 128 and row.long_decode_tokens_per_s > 0, where
+            # Healthy on cpu: no drift. (A drifting PASS would name where; the tests' own
+            # drifting backend shows it, tests/run/test_how_well.py.)
+            assert row.long_agreement >= AGREEMENT_THRESHOLD and pd.isna(row.drifts_after), where
+        else:
+            assert pd.isna(row.long_tokens), where
+    # dataset show ends with the stack's dashboard line over the rows it shows.
+    shown = canrun("dataset", "show", DATASET, "--stack", stem_of(stacks, version)).stdout
+    summary = next(l for l in shown.splitlines() if l.startswith(stem_of(stacks, version) + ": "))
+    tested = table[table.result != "EXCLUDED"]
+    assert f"pass rate {100 * len(passes) / len(tested):.1f} % ({len(passes)}/{len(tested)})" in summary
+    assert f"speedup " in summary and f"({len(passes)} PASS)" in summary
