@@ -20,6 +20,9 @@ echo "== canrun test harness overhead per task and compile-cache effect"
 echo "== the box: a boxed trial vs an unboxed one, and a box's set-up"
 .venv/bin/python bench/isolation_cost.py "$build_dir"
 
+echo "== how well: what the eager baseline and the long generation add to a trial"
+.venv/bin/python bench/how_well_overhead.py "$build_dir"
+
 echo "== verification of the tasks' outputs at real models' sizes (image, logits, embeddings)"
 "$build_dir/bench_verify" --benchmark_out="$build_dir/bench/bench_verify.json" \
   --benchmark_out_format=json
