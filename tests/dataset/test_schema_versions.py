@@ -3,7 +3,9 @@
 into and upgraded; `canrun dataset migrate` makes a folder of mixed versions read as one table
 with pandas; a file of a newer version is refused and left untouched."""
 import json
+import re
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -17,6 +19,9 @@ NEW = dict(compiler_version="2.16.372.0+4a9b2326", library_version="5.18.0")
 OLD_STEM = "neuron__neuronx-cc-2.15.128.0+56dc5a86__transformers-4.57.6"
 NEW_STEM = "neuron__neuronx-cc-2.16.372.0+4a9b2326__transformers-5.18.0"
 KEY = b"canrun.schema_version"
+# The version canrun writes (src/dataset/schema.h: kCurrentSchemaVersion).
+CURRENT = int(re.search(r"kCurrentSchemaVersion = (\d+);",
+                        (Path(__file__).resolve().parents[2] / "src/dataset/schema.h").read_text()).group(1))
 
 # Schema version 1, as canrun wrote it: today's columns without judge_threshold and judge_model.
 V1_SCHEMA = pa.schema([
@@ -78,19 +83,19 @@ def test_a_version1_file_is_read_and_an_upsert_rewrites_it_in_the_current_versio
 
     validated = canrun("dataset", "validate", tmp_path)
     assert validated.returncode == 0, validated.stdout
-    assert (f"data/{NEW_STEM}.parquet: schema version 1 (inferred from its columns), older than 8; "
+    assert (f"data/{NEW_STEM}.parquet: schema version 1 (inferred from its columns), older than {CURRENT}; "
             "`canrun dataset migrate` upgrades it") in validated.stdout
     assert "schema version 1 in 1 file" in validated.stdout
     as_json = json.loads(canrun("dataset", "validate", tmp_path, "--json").stdout)
-    assert as_json["schema_version"] == 8
+    assert as_json["schema_version"] == CURRENT
     assert as_json["versions"] == [
         {"file": f"data/{NEW_STEM}.parquet", "schema_version": 1, "recorded": False}]
 
     write_rows(tmp_path, [judged("org/new", **NEW)])
 
-    assert pq.read_schema(path).metadata[KEY] == b"8"
+    assert pq.read_schema(path).metadata[KEY] == str(CURRENT).encode()
     df = pd.read_parquet(path)
-    assert len(df.columns) == 50
+    assert len(df.columns) == 61
     assert list(df.columns)[29:32] == ["judge_score", "judge_threshold", "judge_model"]
     by_id = df.set_index("model_id")
     assert by_id.loc["org/old-a", "judge_score"] == -1.5  # a version-1 column is kept
@@ -98,16 +103,16 @@ def test_a_version1_file_is_read_and_an_upsert_rewrites_it_in_the_current_versio
         assert pd.isna(by_id.loc[old, "judge_threshold"]) and pd.isna(by_id.loc[old, "judge_model"])
     assert by_id.loc["org/new", "judge_threshold"] == -5.068
     assert by_id.loc["org/new", "judge_model"] == "HuggingFaceTB/SmolLM2-135M-Instruct@24aa9a1"
-    assert "schema version 8 (current) in 1 file" in canrun("dataset", "validate", tmp_path).stdout
+    assert f"schema version {CURRENT} (current) in 1 file" in canrun("dataset", "validate", tmp_path).stdout
 
 
 def test_an_upsert_upgrades_the_older_files_of_its_folder(tmp_path, write_rows):
     old = tmp_path / "data" / f"{OLD_STEM}.parquet"
     write_version1_file(old, [verdict_row("org/old", "PASS", **OLD)])
     write_rows(tmp_path, [judged("org/new", **NEW)])  # another stack's file
-    assert pq.read_schema(old).metadata[KEY] == b"8"
+    assert pq.read_schema(old).metadata[KEY] == str(CURRENT).encode()
     df = pd.read_parquet(tmp_path / "data")
-    assert len(df.columns) == 50 and sorted(df.model_id) == ["org/new", "org/old"]
+    assert len(df.columns) == 61 and sorted(df.model_id) == ["org/new", "org/old"]
 
 
 def test_migrate_makes_a_folder_of_mixed_versions_read_as_one_table(canrun, tmp_path, write_rows):
@@ -119,25 +124,25 @@ def test_migrate_makes_a_folder_of_mixed_versions_read_as_one_table(canrun, tmp_
     migrated = canrun("dataset", "migrate", tmp_path)
     assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     assert migrated.stdout.splitlines() == [
-        f"data/{OLD_STEM}.parquet: schema version 1 (inferred from its columns) → 8: rewritten",
-        f"data/{NEW_STEM}.parquet: schema version 8: already current",
-        "2 files: 1 upgraded, 1 already at version 8, 0 left untouched",
+        f"data/{OLD_STEM}.parquet: schema version 1 (inferred from its columns) → {CURRENT}: rewritten",
+        f"data/{NEW_STEM}.parquet: schema version {CURRENT}: already current",
+        f"2 files: 1 upgraded, 1 already at version {CURRENT}, 0 left untouched",
     ]
     df = pd.read_parquet(tmp_path / "data")
-    assert len(df.columns) == 50 and len(df) == 3
+    assert len(df.columns) == 61 and len(df) == 3
     by_id = df.set_index("model_id")
     assert by_id.loc["org/old-b", "result"] == "CRASH"
     assert pd.isna(by_id.loc["org/old-a", "judge_model"])
     assert by_id.loc["org/new", "judge_threshold"] == -5.068
     for path in (tmp_path / "data").glob("*.parquet"):
-        assert pq.read_schema(path).metadata[KEY] == b"8", path
+        assert pq.read_schema(path).metadata[KEY] == str(CURRENT).encode(), path
 
     again = canrun("dataset", "migrate", tmp_path, "--json")
     assert again.returncode == 0
     report = json.loads(again.stdout)
     assert (report["upgraded"], report["current"], report["problems"]) == (0, 2, 0)
     assert [(f["file"], f["from_version"], f["rewritten"]) for f in report["files"]] == [
-        (f"data/{OLD_STEM}.parquet", 8, False), (f"data/{NEW_STEM}.parquet", 8, False)]
+        (f"data/{OLD_STEM}.parquet", CURRENT, False), (f"data/{NEW_STEM}.parquet", CURRENT, False)]
 
 
 def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_rows,
@@ -147,7 +152,7 @@ def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_r
     table = pq.read_table(path)
     pq.write_table(table.replace_schema_metadata({KEY: b"99"}), path)
     before = path.read_bytes()
-    message = "written by a newer canrun: schema version 99, this canrun reads up to 8"
+    message = f"written by a newer canrun: schema version 99, this canrun reads up to {CURRENT}"
 
     validated = canrun("dataset", "validate", tmp_path)
     assert validated.returncode == 1
@@ -164,7 +169,7 @@ def test_a_newer_version_is_refused_and_left_untouched(canrun, tmp_path, write_r
     migrated = canrun("dataset", "migrate", tmp_path)
     assert migrated.returncode == 1
     assert f"data/{NEW_STEM}.parquet: left untouched: {message}" in migrated.stdout
-    assert "1 file: 0 upgraded, 0 already at version 8, 1 left untouched" in migrated.stdout
+    assert f"1 file: 0 upgraded, 0 already at version {CURRENT}, 1 left untouched" in migrated.stdout
     assert path.read_bytes() == before
 
 
