@@ -419,6 +419,12 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     row.new_tokens = static_cast<std::int32_t>(backend_run.report->tokens.size());
     row.output_text = backend_run.report->text;
   }
+  if (const auto& compiled = backend_run.report->long_compiled_graphs; compiled && *compiled) {
+    log::warning(
+        "{}: the long generation compiled {} graph(s) anew; it should reuse the graphs of the "
+        "first call, which sized the static cache for it",
+        model_id, *compiled);
+  }
   if (const auto& compiled = backend_run.report->agreement_compiled_graphs; compiled && *compiled) {
     log::warning(
         "{}: the teacher-forced pass compiled {} graph(s) anew; it should reuse the "

@@ -26,6 +26,7 @@ def test_a_pass_has_an_eager_baseline_and_a_long_generation(canrun_test):
     # The long generation: 128 tokens on the same compiled graphs, agreeing with the reference.
     assert row["long_tokens"] == 128 and row["long_decode_tokens_per_s"] > 0
     assert row["long_agreement"] == 1.0 and row["drifts_after"] is None
+    assert "graph(s) anew" not in err  # the long generation and its agreement reused the graphs
     run_py = (open(f"{row['run_dir']}/run.py").read())
     assert "PERF = True" in run_py and "LONG_TOKENS = 128" in run_py
 
