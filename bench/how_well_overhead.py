@@ -33,6 +33,8 @@ def run(canrun, env, model, extra):
         done = subprocess.run([canrun, "test", model, "--json", "--cache", cache, *extra],
                               capture_output=True, text=True, env=env)
         wall = time.perf_counter() - start
+    if not done.stdout.startswith("{"):
+        sys.exit(f"canrun test {model} {' '.join(extra)} failed:\n{done.stderr[-3000:]}")
     row = json.loads(done.stdout)
     assert row["result"] in ("PASS", "FAIL_JUDGE"), (model, row["result"], row.get("error"))
     return wall, row

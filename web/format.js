@@ -44,9 +44,9 @@ export function formatRatio(ratio) {
   return ratio === null || ratio === undefined ? '—' : ratio.toFixed(2);
 }
 
-/** A share (0–1) as a percentage: '87.5 %'. */
+/** A share (0–1) as a percentage: '87.5 %', the sign never on a line of its own. */
 export function formatShare(share) {
-  return share === null || share === undefined ? '—' : `${(100 * share).toFixed(1)} %`;
+  return share === null || share === undefined ? '—' : `${(100 * share).toFixed(1)}\u00a0%`;
 }
 
 // A PASS is for the 32-token check: a long generation that drifted from the CPU reference

@@ -70,7 +70,7 @@ const MEASURE_MEANING = {
  * marked; null when nothing was tested. */
 function perfSummary(summary) {
   if (!summary || !summary.tested) return null;
-  const item = (id, text, title) => h('span', { class: 'perf-item', id, title }, text);
+  const item = (id, text, title, marked = false) => h('span', { class: marked ? 'perf-item marked' : 'perf-item', id, title }, text);
   const items = [
     item('perf-pass-rate', `pass rate ${formatShare(summary.pass_rate)} (${summary.passed}/${summary.tested})`),
     summary.geomean_speedup === null
@@ -83,11 +83,13 @@ function perfSummary(summary) {
       : item('perf-memory', `memory ratio ${formatRatio(summary.geomean_memory_ratio)} geomean${summary.memory_measure ? ` (${summary.memory_measure})` : ''}`,
         `Geometric mean of eager peak ÷ compiled peak${summary.memory_measure ? `; ${MEASURE_MEANING[summary.memory_measure] || summary.memory_measure}` : ''}`),
     summary.with_long_generation
-      ? item('perf-drift', `${summary.drifting} of ${summary.with_long_generation} drift in the long generation`, 'PASSes whose long generation fell below 90 % agreement with the CPU reference')
+      ? item('perf-drift', `${summary.drifting} of ${summary.with_long_generation} drift in the long generation`, 'PASSes whose long generation fell below 90 % agreement with the CPU reference', summary.drifting > 0)
       : null,
   ].filter(Boolean);
   return h('div', { class: 'perf-summary', id: 'perf-summary' },
-    h('p', { class: 'perf-line' }, items.flatMap((node, idx) => (idx ? [' · ', node] : [node]))),
+    h('p', { class: 'perf-line' },
+      h('span', { class: 'perf-label', title: 'Every verdict of this task on this stack, not only the models of this view' }, 'Whole stack: '),
+      items.flatMap((node, idx) => (idx ? [' · ', node] : [node]))),
     summary.alarms.length
       ? h('ul', { class: 'perf-alarms', 'aria-label': 'Alarms of the compiler dashboard that fire' },
         summary.alarms.map((alarm) => h('li', { class: 'alarm' }, alarm)))

@@ -140,7 +140,8 @@ function howWellCard(verdict) {
     ['First token', formatLatency(verdict.eager_ttft_s), formatLatency(verdict.ttft_s)],
     ['Peak memory', formatBytes(verdict.eager_peak_memory_bytes), formatBytes(verdict.peak_device_memory_bytes)],
   ].filter(([, eager, compiled]) => eager !== '—' || compiled !== '—');
-  const facts = h('dl', { class: 'facts' },
+  // Not .facts: that names the verdict's own figures, once on the page.
+  const figures = h('dl', { class: 'figures' },
     fact('Speedup', h('span', { id: 'how-well-speedup', title: 'Throughput ÷ the eager baseline’s' },
       verdict.speedup === null || verdict.speedup === undefined ? 'no eager baseline' : `${formatSpeedup(verdict.speedup)} over eager`)),
     fact('Compile', h('span', { id: 'how-well-compile' }, formatSeconds(verdict.compile_s))),
@@ -171,7 +172,7 @@ function howWellCard(verdict) {
   return h('section', { class: 'card how-well-card', id: 'how-well' },
     h('h2', {}, 'How well'),
     h('p', { class: 'muted' }, 'The eager baseline is the same model in the same run.py, on the same device and inputs, without torch.compile.'),
-    facts, table, memory, eagerNote, long);
+    figures, table, memory, eagerNote, long);
 }
 
 function historyTable(data) {
@@ -237,7 +238,7 @@ export async function renderModel(root, state, isCurrent) {
     : listUrl({ task: data.task, ...stackParams(state.params) });
 
   const facts = h('dl', { class: 'facts' },
-    fact('Verdict', [badge(data.status, data.status_class), ' ', driftBadge(verdict?.drifts_after, { id: 'verdict-drift' })]),
+    fact('Verdict', [badge(data.status, data.status_class), driftBadge(verdict?.drifts_after, { id: 'verdict-drift' })]),
     fact('Cores', verdict?.cores ?? '—'),
     fact('Parallelism', verdict?.parallelism ?? '—'),
     fact('Run time', formatSeconds(verdict?.runtime_s)),

@@ -475,7 +475,7 @@ test('the stack\'s figures sit above its table, alarms marked; a drifting PASS s
     const page = await openPage('/', viewport);
     const summary = await summaryOf(page, 'task=text-generation');
     const line = await page.locator('#perf-summary .perf-line').textContent();
-    assert.ok(line.includes(`pass rate ${(100 * summary.pass_rate).toFixed(1)} % (${summary.passed}/${summary.tested})`), line);
+    assert.ok(line.includes(`pass rate ${(100 * summary.pass_rate).toFixed(1)}\u00a0% (${summary.passed}/${summary.tested})`), line);
     assert.ok(line.includes(`speedup ${summary.geomean_speedup.toFixed(2)}× geomean (${summary.with_baseline} PASS)`), line);
     assert.ok(line.includes(`memory ratio ${summary.geomean_memory_ratio.toFixed(2)} geomean (rss)`), line);
     assert.ok(line.includes('compile 3 min 0 s median'), line);
@@ -539,10 +539,12 @@ test('a model page says how well it ran: speedup, eager beside compiled, how mem
     assert.equal(await page.locator('#memory-meaning').textContent(),
       'Peak memory is the maximum resident size of run.py and its compile workers; it only grows, so the compiled peak includes the eager run’s and the compiler’s.');
     assert.equal(await page.locator('#long-generation').textContent(),
-      '128 tokens · 47.5 tok/s · teacher-forced agreement with the CPU reference 98.4 %, on the same compiled graphs.');
+      '128 tokens · 47.5 tok/s · teacher-forced agreement with the CPU reference 98.4\u00a0%, on the same compiled graphs.');
     assert.equal(await page.locator('#drift-line, #verdict-drift, #eager-note').count(), 0);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `model page scrolls sideways by ${overflow}px`);
+    const tableOverflow = await page.locator('.how-well-wrap').evaluate((node) => node.scrollWidth - node.clientWidth);
+    assert.ok(tableOverflow <= 0, `the eager/compiled table scrolls sideways by ${tableOverflow}px`);
     await noBrokenText(page);
     await card.screenshot({ path: join(artifacts, `how-well-${suffix}.png`) });
     await page.close();
