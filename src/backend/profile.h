@@ -63,8 +63,8 @@ struct BackendProfile {
   std::map<std::string, std::string> env;  //!< extra environment for the run
   Topology topology;
   std::string pinning_env;
-  std::string pinning_syntax;     //!< "count", "range" or "list"
-  std::string peak_memory;        //!< "rss", "cuda" or "neuron"
+  std::string pinning_syntax;  //!< "count", "range" or "list"
+  std::string peak_memory;     //!< "rss", "cuda" or "neuron"
   //! [perf] eager_max_s: where run.py cuts each call of the eager baseline (a backend whose
   //! eager mode is slow, such as neuron's, is measured on what it made by then).
   double eager_max_s = kDefaultEagerMaxSeconds;

@@ -109,7 +109,8 @@ int run_dataset_show(const DatasetOptions& options) {
                  row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-",
                  row.speedup ? fmt::format("{:.2f}x", *row.speedup) : "-", note});
     }
-    if (!shown.empty()) summaries.emplace_back(stack_table.key.stem(), dataset::summarize_perf(shown));
+    if (!shown.empty())
+      summaries.emplace_back(stack_table.key.stem(), dataset::summarize_perf(shown));
   }
   if (options.json) {
     print_json(std::cout, json_rows);
@@ -173,8 +174,8 @@ int run_dataset_diff(const DatasetOptions& options) {
                      return fmt::format("{:.2f}x → {:.2f}x", c.from_speedup.value_or(0),
                                         c.to_speedup.value_or(0));
                    });
-    print_measures("compile time changed by 20 % or more (PASS on both)",
-                   diff.compile_time_changes, [](const dataset::MeasureChange& c) {
+    print_measures("compile time changed by 20 % or more (PASS on both)", diff.compile_time_changes,
+                   [](const dataset::MeasureChange& c) {
                      return fmt::format("{:.1f} s → {:.1f} s", c.from_compile_s.value_or(0),
                                         c.to_compile_s.value_or(0));
                    });

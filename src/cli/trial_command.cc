@@ -52,7 +52,8 @@ void print_how_well(const dataset::VerdictRow& row) {
                                 : row.memory_measure.value_or("?"));
       }
     }
-    if (row.eager_note) line += fmt::format("{}{}", row.eager_throughput ? "; " : "", *row.eager_note);
+    if (row.eager_note)
+      line += fmt::format("{}{}", row.eager_throughput ? "; " : "", *row.eager_note);
     std::cout << line << '\n';
   }
   if (row.long_tokens) {

@@ -50,9 +50,9 @@ CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
       ->capture_default_str();
   command
       ->add_option("--long-tokens", request.long_tokens,
-                    "Text generation and image-text-to-text: after the check, generate this many "
-                    "tokens compiled, measuring their speed and agreement with the CPU reference "
-                    "(0: off)")
+                   "Text generation and image-text-to-text: after the check, generate this many "
+                   "tokens compiled, measuring their speed and agreement with the CPU reference "
+                   "(0: off)")
       ->capture_default_str();
   command->add_flag("--perf,!--no-perf", request.perf,
                     "--no-perf skips the eager baseline (the same model without torch.compile, "

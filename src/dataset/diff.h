@@ -36,7 +36,7 @@ struct MeasureChange {
   std::optional<std::string> from_parallelism, to_parallelism;
   std::optional<double> from_runtime_s, to_runtime_s;
   std::optional<std::int64_t> from_memory_bytes, to_memory_bytes;  //!< peak device memory
-  std::optional<double> from_speedup, to_speedup;  //!< over eager (schema 9)
+  std::optional<double> from_speedup, to_speedup;                  //!< over eager (schema 9)
   std::optional<double> from_compile_s, to_compile_s;
 };
 

@@ -79,8 +79,8 @@ PerfSummary summarize_perf(const std::vector<VerdictRow>& rows) {
         fmt::format("compile {:.0f} s > {:.0f} s", *out.median_compile_s, kAlarmCompileSeconds));
   }
   if (out.geomean_memory_ratio && *out.geomean_memory_ratio < kAlarmMemoryRatio) {
-    out.alarms.push_back(fmt::format("memory ratio {:.2f} < {:.1f}", *out.geomean_memory_ratio,
-                                     kAlarmMemoryRatio));
+    out.alarms.push_back(
+        fmt::format("memory ratio {:.2f} < {:.1f}", *out.geomean_memory_ratio, kAlarmMemoryRatio));
   }
   return out;
 }
@@ -97,9 +97,9 @@ std::string perf_summary_line(const PerfSummary& summary) {
     line += fmt::format(" · compile {:.1f} s median", *summary.median_compile_s);
   }
   if (summary.geomean_memory_ratio) {
-    line += fmt::format(" · memory ratio {:.2f} geomean{}", *summary.geomean_memory_ratio,
-                        summary.memory_measure ? fmt::format(" ({})", *summary.memory_measure)
-                                               : std::string());
+    line += fmt::format(
+        " · memory ratio {:.2f} geomean{}", *summary.geomean_memory_ratio,
+        summary.memory_measure ? fmt::format(" ({})", *summary.memory_measure) : std::string());
   }
   if (summary.with_long_generation > 0) {
     line += fmt::format(" · long generation: {} of {} drift{}", summary.drifting,

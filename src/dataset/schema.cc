@@ -126,8 +126,7 @@ const std::array<ColumnSpec, 61> kColumns = {{
      "generation: decode speed). Null with `--no-perf` (the census runs without it), when the "
      "eager run failed (`eager_note`), and on rows recorded before version 9.",
      9},
-    {"eager_ttft_s", &R::eager_ttft_s, "The eager baseline's time to first token (generation).",
-     9},
+    {"eager_ttft_s", &R::eager_ttft_s, "The eager baseline's time to first token (generation).", 9},
     {"eager_peak_memory_bytes", &R::eager_peak_memory_bytes,
      "Peak memory of the eager baseline, read as `memory_measure` says.", 9},
     {"eager_note", &R::eager_note,

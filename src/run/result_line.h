@@ -52,8 +52,7 @@ struct RunReport {
   //! The eager baseline (the same model in the same process, before it was compiled): the
   //! measured call's seconds, first-token time and decode speed (generation) or the task's
   //! throughput in throughput_unit, its peak memory, and a note when it was cut or failed.
-  std::optional<double> eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s,
-      eager_throughput;
+  std::optional<double> eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s, eager_throughput;
   std::optional<std::int64_t> eager_peak_memory_bytes;
   std::string eager_note;
   //! Eager runs (the CPU reference): at each generated position, the gap between the two best

@@ -386,8 +386,8 @@ Result<DeviceRun> run_on_device(const PreparedTrial& trial, const Placement& pla
     const fs::path tokens_file = outcome.run_dir / "reference.json";
     CANRUN_RETURN_IF_ERROR(write_file_atomically(
         tokens_file,
-        nlohmann::json{{"tokens", reference.long_tokens.empty() ? reference.tokens
-                                                                : reference.long_tokens}}
+        nlohmann::json{
+            {"tokens", reference.long_tokens.empty() ? reference.tokens : reference.long_tokens}}
             .dump()));
     env[std::string(run::kReferenceTokensVariable)] = tokens_file.string();
   }

@@ -17,8 +17,8 @@ std::optional<LongAgreement> long_agreement(const std::vector<bool>& agreed, dou
   if (out.agreement >= threshold) return out;
   const std::size_t window = std::min<std::size_t>(kDriftWindow, size);
   std::size_t start = 0;
-  while (start + window < size && count(start, start + window) / static_cast<double>(window) >=
-                                      threshold) {
+  while (start + window < size &&
+         count(start, start + window) / static_cast<double>(window) >= threshold) {
     ++start;
   }
   // The first disagreement from the window's start (there is one: the window is below the
@@ -26,8 +26,8 @@ std::optional<LongAgreement> long_agreement(const std::vector<bool>& agreed, dou
   std::size_t first = start;
   while (first < size && agreed[first]) ++first;
   if (first == size) {  // the last window agreed enough: the first disagreement of all
-    first = static_cast<std::size_t>(std::find(agreed.begin(), agreed.end(), false) -
-                                     agreed.begin());
+    first =
+        static_cast<std::size_t>(std::find(agreed.begin(), agreed.end(), false) - agreed.begin());
   }
   out.drifts_after = static_cast<int>(first);
   return out;

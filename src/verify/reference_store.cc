@@ -42,8 +42,8 @@ std::optional<Reference> ReferenceStore::find(const ReferenceKey& key) const {
     return std::nullopt;
   }
   Reference reference;
-  for (auto [name, tokens] : {std::pair{"tokens", &reference.tokens},
-                              std::pair{"long_tokens", &reference.long_tokens}}) {
+  for (auto [name, tokens] :
+       {std::pair{"tokens", &reference.tokens}, std::pair{"long_tokens", &reference.long_tokens}}) {
     const auto found = json.find(name);
     if (found == json.end()) continue;
     if (!found->is_array()) return std::nullopt;
