@@ -113,17 +113,15 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
     inputs. The first call generates the longest run's tokens (it warms up, and sizes the static
     cache as the compiled calls will have it), the second NEW_TOKENS, measured as the compiled
     run's measured call is (eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s). Each call
-    stops at EAGER_MAX_S seconds (generate's max_time): a first call that stopped is the baseline
-    itself, over the tokens it made, and eager_note says so. An eager run that fails leaves no
+    stops at EAGER_MAX_S seconds (generate's max_time) where eager_may_stop_alone: a first call
+    that stopped is the baseline itself, over the tokens it made, and eager_note says so. An eager run that fails leaves no
     baseline and says why, in eager_note: the compiled run goes on."""
     if not PERF:
         return
     global stage
     stage = "eager"
     wanted = long_settings["max_new_tokens"]
-    # Ranks (a sharded run) stop together or not at all: one cut by its own clock would leave the
-    # others waiting in a collective. They run whole, within the run's own time limit.
-    cut = {} if sharded(torch) else {"max_time": EAGER_MAX_S}
+    cut = {"max_time": EAGER_MAX_S} if eager_may_stop_alone() else {}
     try:
         output, clock, done = timed_generate(torch, model, inputs, {**long_settings, **cut})
         if clock.calls - 1 >= wanted:  # time left for the measured call
@@ -144,9 +142,9 @@ def eager_baseline(torch, call, timings, measured):
     """PERF: the eager baseline of a task's measured `call`, before anything is compiled, on the
     same device and inputs: a first call warms up, the second is measured as the compiled one
     will be (timings["eager_" + measured], in seconds). A first call longer than half of
-    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so (one rank
-    of several always makes both calls, as its peers do); an eager run that fails leaves no
-    baseline and says why in eager_note."""
+    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so (unless
+    eager_may_stop_alone says otherwise); an eager run that fails leaves no baseline and says why
+    in eager_note."""
     if not (PERF and COMPILE_BACKEND):
         return
     global stage
@@ -155,7 +153,7 @@ def eager_baseline(torch, call, timings, measured):
         start = time.perf_counter()
         call()
         seconds = time.perf_counter() - start
-        if seconds <= EAGER_MAX_S / 2 or sharded(torch):  # ranks all make the second call
+        if seconds <= EAGER_MAX_S / 2 or not eager_may_stop_alone():
             start = time.perf_counter()
             call()
             seconds = time.perf_counter() - start
@@ -167,11 +165,6 @@ def eager_baseline(torch, call, timings, measured):
         timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
     eager_peak_memory(torch, timings)
     stage = "load"
-
-
-def sharded(torch):
-    """Whether this process is one of several ranks."""
-    return torch.distributed.is_available() and torch.distributed.is_initialized()
 
 
 def eager_peak_memory(torch, timings):

@@ -6,6 +6,13 @@ def load(torch, auto_class):
     return model.eval()
 
 
+def eager_may_stop_alone():
+    """The ranks stop together or not at all: one that cut its eager baseline by its own clock
+    would leave the others waiting in a collective. They run it whole, within the run's time
+    limit."""
+    return False
+
+
 def stable_mesh_cache_keys():
     """Lets a sharded graph find itself in the compile cache on the next run. TorchInductor's
     graph cache key pickles each DeviceMesh a graph holds, with the mesh's hash; that hash mixes

@@ -363,7 +363,8 @@ def test_every_pass_has_an_eager_baseline_and_every_generation_a_long_one(stacks
     assert len(passes) >= MODELS_SHOWN - 5, len(passes)
     for row in passes.itertuples():
         where = (row.model_id, row.task)
-        assert pd.isna(row.eager_note), (where, row.eager_note)
+        # A baseline cut at eager_max_s (a machine slower than it should be) still measured.
+        assert pd.isna(row.eager_note) or row.eager_note.startswith("cut"), (where, row.eager_note)
         assert row.eager_throughput > 0 and row.speedup > 0, where
         assert abs(row.speedup - row.throughput / row.eager_throughput) <= 1e-9 * row.speedup, where
         assert row.memory_measure == "rss", where
