@@ -197,6 +197,12 @@ Result<campaign::CampaignOutcome> run_pass(const CensusOptions& options, const f
   const fs::path models = dir / "models.txt";
   std::string text = "# the census's models: MODEL TASK CORES\n";
   for (const std::string& line : lines) text += line + "\n";
+  // A pass resumes the campaign it planned only when its models are the same: the sharded
+  // pass's list grows as later sittings finish more one-core PASSes, and a campaign resumed
+  // runs the list it planned. Planned anew, it runs what is new and keeps the verdicts that
+  // stand in the dataset (same checkpoint commit).
+  const auto planned = read_file(models);
+  const bool same_models = planned.ok() && *planned == text;
   CANRUN_RETURN_IF_ERROR(write_file_atomically(models, text));
   campaign::CampaignOptions campaign;
   campaign.trial = options.trial;
@@ -212,7 +218,7 @@ Result<campaign::CampaignOutcome> run_pass(const CensusOptions& options, const f
   campaign.out = options.out;
   campaign.dir = dir;
   campaign.max_cores = options.max_cores;
-  campaign.resume = options.resume;
+  campaign.resume = options.resume && same_models;
   return campaign::run_campaign(campaign, launcher, observer, stop);
 }
 
