@@ -11,6 +11,8 @@
 #include <thread>
 #include <tuple>
 
+#include "campaign/campaign_dir.h"
+#include "campaign/work.h"
 #include "census/census_files.h"
 #include "core/atomic_file.h"
 #include "core/json_fields.h"
@@ -185,6 +187,18 @@ Status link_sharded(const fs::path& hf_home, const std::string& model_type) {
   return ok_status();
 }
 
+//! Whether the campaign planned in `dir` holds the models of `lines` ("MODEL TASK CORES"), no
+//! more and no fewer.
+bool plans_the_models(const campaign::CampaignDir& dir, const std::vector<std::string>& lines) {
+  if (!dir.planned()) return false;
+  const auto items = dir.read_work();
+  if (!items.ok()) return false;
+  std::set<std::string> planned, wanted;
+  for (const campaign::WorkItem& item : *items) planned.insert(item.model_id.str());
+  for (const std::string& line : lines) wanted.insert(line.substr(0, line.find(' ')));
+  return planned == wanted;
+}
+
 Result<campaign::CampaignOutcome> run_pass(const CensusOptions& options, const fs::path& dir,
                                            const std::vector<std::string>& lines,
                                            bool agreement_decides,
@@ -197,13 +211,12 @@ Result<campaign::CampaignOutcome> run_pass(const CensusOptions& options, const f
   const fs::path models = dir / "models.txt";
   std::string text = "# the census's models: MODEL TASK CORES\n";
   for (const std::string& line : lines) text += line + "\n";
-  // A pass resumes the campaign it planned only when its models are the same: the sharded
+  CANRUN_RETURN_IF_ERROR(write_file_atomically(models, text));
+  // A pass resumes the campaign it planned only when that plan holds its models: the sharded
   // pass's list grows as later sittings finish more one-core PASSes, and a campaign resumed
   // runs the list it planned. Planned anew, it runs what is new and keeps the verdicts that
   // stand in the dataset (same checkpoint commit).
-  const auto planned = read_file(models);
-  const bool same_models = planned.ok() && *planned == text;
-  CANRUN_RETURN_IF_ERROR(write_file_atomically(models, text));
+  const bool same_models = plans_the_models(campaign::CampaignDir(dir), lines);
   campaign::CampaignOptions campaign;
   campaign.trial = options.trial;
   campaign.trial.agreement_decides = agreement_decides;
