@@ -131,8 +131,9 @@ void register_campaign_command(const CommandRegistry& registry) {
                    "Text generation and image-text-to-text: tokens of the long generation after "
                    "the check (0: off)")
       ->capture_default_str();
-  command->add_flag("--perf,!--no-perf", options->trial.request.perf,
-                    "--no-perf skips the eager baseline of each run (speedup, memory ratio)");
+  command->add_flag_callback(
+      "--no-perf", [options] { options->trial.request.perf = false; },
+      "Skip the eager baseline of each run (speedup, memory ratio)");
   command
       ->add_option("--judge-model", options->trial.request.judge_model,
                    "Judge of sharded runs' output")

@@ -54,9 +54,10 @@ CLI::App* add_trial_options(CLI::App* command, TrialOptions& options) {
                    "tokens compiled, measuring their speed and agreement with the CPU reference "
                    "(0: off)")
       ->capture_default_str();
-  command->add_flag("--perf,!--no-perf", request.perf,
-                    "--no-perf skips the eager baseline (the same model without torch.compile, "
-                    "measured first, for speedup and memory ratio)");
+  command->add_flag_callback(
+      "--no-perf", [&request] { request.perf = false; },
+      "Skip the eager baseline (the same model without torch.compile, "
+      "measured first, for speedup and memory ratio)");
   command->add_option("--prompt", request.prompt, "Prompt (default: the task's)");
   command->add_option("--cores", options.cores,
                       "Ranks to run, instead of planning (with --parallelism; see canrun plan)");

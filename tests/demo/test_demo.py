@@ -371,6 +371,13 @@ def test_every_pass_has_an_eager_baseline_and_every_generation_a_long_one(stacks
         assert row.memory_ratio == row.eager_peak_memory_bytes / row.peak_device_memory_bytes, where
         if row.task in ("text-generation", "image-text-to-text"):
             assert row.long_tokens == 128 and row.long_decode_tokens_per_s > 0, where
+            if pd.isna(row.agreement):
+                # No teacher-forced pass: the run was not given the reference's tokens, which was
+                # computed only after it (tiny-tiktoken's reference needs the package its run
+                # learned on top): neither agreement is known, and no drift is claimed.
+                assert row.model_id == "canrun-fixtures/tiny-tiktoken", where
+                assert pd.isna(row.long_agreement) and pd.isna(row.drifts_after), where
+                continue
             # Healthy on cpu: no drift. (A drifting PASS would name where; the tests' own
             # drifting backend shows it, tests/run/test_how_well.py.)
             assert row.long_agreement >= AGREEMENT_THRESHOLD and pd.isna(row.drifts_after), where

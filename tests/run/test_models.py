@@ -119,7 +119,9 @@ def test_every_command_takes_a_folder_and_render_prints_what_test_runs(canrun_bi
     code, row, err = canrun_test(folder)
     assert code == 0, (row or {}).get("error") or err
     assert row["model_id"] == "local/" + folder.name
-    rendered = canrun("render", folder, "--cache", cache_dir)
+    # With the options canrun_test gave the test (no eager baseline, no long generation).
+    rendered = canrun("render", folder, "--cache", cache_dir, "--no-perf", "--long-tokens", "0")
+    assert "PERF = False" in rendered and "LONG_TOKENS = 0" in rendered
     assert rendered == row["run_py"]
     assert rendered == (Path(row["run_dir"]) / "run.py").read_text()
 
