@@ -18,8 +18,9 @@ def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
       graph; transformers keeps the largest static cache a model's generate() made);
     - the measured call of NEW_TOKENS, checked against the CPU reference (a stack that still
       compiles in it is measured again, see below);
-    - LONG_TOKENS: the long generation, measured on the same graphs (long_decode_tokens_per_s);
-    - given the CPU reference's tokens (canrun does), the teacher-forced pass over all of them.
+    - given the CPU reference's tokens (canrun does), the teacher-forced pass over all of them;
+      with LONG_TOKENS it is the long generation too (long_decode_tokens_per_s), on the same
+      graphs; run alone (no reference), the long generation runs free (long_generation).
     Eager (the CPU reference) generates the longest run once: its first NEW_TOKENS are the
     check's, all of them the long generation's. An encoder-decoder model's encoder is compiled
     too: generate() runs it once, through get_encoder(), before the decoder's steps."""
@@ -68,16 +69,23 @@ def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
               "compile_cache": compile_cache_counts(), **timings}
     if margins:
         result["margins"] = margins.values
-    if LONG_TOKENS and not COMPILE_BACKEND:
-        result["long_tokens"] = tokens
-    elif LONG_TOKENS:
-        result.update(long_generation(torch, model, inputs, long_settings, encoder_decoder))
     reference = os.environ.get("CANRUN_REFERENCE_TOKENS")
     if reference:  # canrun gave the CPU reference's tokens: measure agreement with them
         with open(reference) as file:
             reference = json.load(file)["tokens"]
-        forced = long_settings if len(reference) > NEW_TOKENS else settings
-        result.update(teacher_forced_agreement(torch, model, inputs, forced, reference))
+    if LONG_TOKENS and not COMPILE_BACKEND:
+        result["long_tokens"] = tokens
+    elif LONG_TOKENS and reference and len(reference) > NEW_TOKENS:
+        # The long generation is the teacher-forced pass over the reference's LONG_TOKENS: the
+        # same compiled steps, each fed the reference's token (which it generates, forced), so it
+        # measures the decode speed at that length and the agreement in one pass.
+        result.update(teacher_forced_agreement(torch, model, inputs, long_settings, reference,
+                                               long=encoder_decoder))
+        return result
+    elif LONG_TOKENS:
+        result.update(long_generation(torch, model, inputs, long_settings, encoder_decoder))
+    if reference:
+        result.update(teacher_forced_agreement(torch, model, inputs, settings, reference))
     return result
 
 
@@ -110,8 +118,9 @@ def generation_figures(clock, done, count, prefix=""):
 
 def eager_generation(torch, model, inputs, settings, long_settings, timings):
     """PERF: the eager baseline of generate(), before anything is compiled, on the same device and
-    inputs. The first call generates the longest run's tokens (it warms up, and sizes the static
-    cache as the compiled calls will have it), the second NEW_TOKENS, measured as the compiled
+    inputs. Both calls have the longest run's settings, so the static cache is sized as the
+    compiled calls will have it, and stop early (stop_after): the first after 2 tokens (it warms
+    up the prefill and a decode step), the second after NEW_TOKENS, measured as the compiled
     run's measured call is (eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s). Each call
     stops at EAGER_MAX_S seconds (generate's max_time) where eager_may_stop_alone: a first call
     that stopped is the baseline itself, over the tokens it made, and eager_note says so. An eager run that fails leaves no
@@ -120,13 +129,15 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
         return
     global stage
     stage = "eager"
-    wanted = long_settings["max_new_tokens"]
     cut = {"max_time": EAGER_MAX_S} if eager_may_stop_alone() else {}
     try:
-        output, clock, done = timed_generate(torch, model, inputs, {**long_settings, **cut})
+        wanted = 2  # the warm-up: the prefill and one decode step
+        output, clock, done = timed_generate(torch, model, inputs,
+                                             {**long_settings, **cut, **stop_after(wanted)})
         if clock.calls - 1 >= wanted:  # time left for the measured call
             wanted = settings["max_new_tokens"]
-            output, clock, done = timed_generate(torch, model, inputs, {**settings, **cut})
+            output, clock, done = timed_generate(torch, model, inputs,
+                                                 {**long_settings, **cut, **stop_after(wanted)})
         made = clock.calls - 1
         timings.update(generation_figures(clock, done, made, "eager_"))
         if made < wanted:
@@ -136,6 +147,24 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
         timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
     eager_peak_memory(torch, timings)
     stage = "load"
+
+
+def stop_after(count):
+    """generate()'s stopping criterion after `count` new tokens, whatever min_new_tokens says:
+    by count, so that ranks stop together."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class StopAfter(StoppingCriteria):
+        def __init__(self):
+            self.steps = 0
+
+        def __call__(self, input_ids, scores, **kwargs):
+            self.steps += 1
+            return torch.full((input_ids.shape[0],), self.steps >= count, dtype=torch.bool,
+                              device=input_ids.device)
+
+    return {"stopping_criteria": StoppingCriteriaList([StopAfter()])}
 
 
 def eager_baseline(torch, call, timings, measured):
@@ -267,12 +296,14 @@ def compiling_call(call):
     return time.perf_counter() - first
 
 
-def teacher_forced_agreement(torch, model, inputs, settings, reference):
+def teacher_forced_agreement(torch, model, inputs, settings, reference, long=None):
     """Generates once more with the same settings (so the same compiled steps and shapes), but
     feeding the reference's tokens: at each step, notes whether the model's own choice (argmax)
     is the reference's token, then forces that token. Returns whether each position agreed
     (`agreed`, 1 or 0), the share of the first NEW_TOKENS positions that agreed (`agreement`)
-    and how many those were, the seconds it took and the graphs it compiled (should be 0)."""
+    and how many those were, the seconds it took and the graphs it compiled (should be 0).
+    `long` given (whether the model is an encoder-decoder): the pass is the long generation too,
+    and returns its tokens and decode speed as long_generation does."""
     from transformers import LogitsProcessor, LogitsProcessorList
 
     class Forced(LogitsProcessor):
@@ -289,14 +320,19 @@ def teacher_forced_agreement(torch, model, inputs, settings, reference):
             return forced
 
     forced, compiled_before = Forced(), compiled_graphs()
-    start = time.perf_counter()
-    with torch.inference_mode():
-        model.generate(**inputs, **settings, logits_processor=LogitsProcessorList([forced]))
-    seconds = time.perf_counter() - start
+    output, clock, done = timed_generate(
+        torch, model, inputs, {**settings, "logits_processor": LogitsProcessorList([forced])})
     checked = forced.agreed[:NEW_TOKENS]
-    return {"agreement": sum(checked) / len(checked) if checked else None,
-            "agreement_positions": len(checked), "agreed": [int(a) for a in forced.agreed],
-            "agreement_s": seconds, "agreement_compiled_graphs": compiled_graphs() - compiled_before}
+    compiled = compiled_graphs() - compiled_before
+    result = {"agreement": sum(checked) / len(checked) if checked else None,
+              "agreement_positions": len(checked), "agreed": [int(a) for a in forced.agreed],
+              "agreement_s": done - clock.start, "agreement_compiled_graphs": compiled}
+    if long is not None:
+        tokens = new_tokens_of(output, inputs, settings["max_new_tokens"], long)
+        figures = generation_figures(clock, done, len(tokens), "long_")
+        result.update(long_tokens=tokens, long_compiled_graphs=compiled,
+                      long_decode_tokens_per_s=figures.get("long_decode_tokens_per_s"))
+    return result
 
 
 def compiled_graphs():

@@ -155,7 +155,10 @@ const std::array<ColumnSpec, 61> kColumns = {{
      "graphs (the static cache is sized once for the longest run). Null when off.",
      9},
     {"long_decode_tokens_per_s", &R::long_decode_tokens_per_s,
-     "Decode speed of the long generation.", 9},
+     "Decode speed of the long generation: the teacher-forced pass over the reference's tokens, "
+     "which is the long generation when canrun gives run.py the reference (the compiled steps "
+     "fed, and generating, the reference's tokens).",
+     9},
     {"long_agreement", &R::long_agreement,
      "Teacher-forced agreement with the CPU reference over all `long_tokens` positions (one "
      "reference of that length, whose first tokens serve the 32-token check).",

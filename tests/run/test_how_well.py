@@ -13,9 +13,10 @@ def test_a_backend_wrong_past_position_40_passes_the_check_and_is_reported_drift
         canrun_test, canrun, tmp_path):
     # Right until the cache position passes 40 (it reads the position it is given, it does not
     # count calls): the 32-token check from a 6-token prompt ends before it, the long generation
-    # goes past it. Its eager baseline is cut at once (eager_max_s), which the row says.
+    # goes past it. Its eager baseline is cut at its first token (eager_max_s of a microsecond),
+    # which the row says.
     profile = fault_profile(tmp_path, "drifting")
-    profile.write_text(profile.read_text() + "\n[perf]\neager_max_s = 0.05\n")
+    profile.write_text(profile.read_text() + "\n[perf]\neager_max_s = 1e-6\n")
     code, printed, err = canrun_test(MODEL, "--backend", profile, "--out", tmp_path / "ds",
                                      printed=True, how_well=True)
     assert code == 0, err
@@ -31,7 +32,7 @@ def test_a_backend_wrong_past_position_40_passes_the_check_and_is_reported_drift
     assert row["long_tokens"] == 128 and row["long_decode_tokens_per_s"] > 0
     assert row["long_agreement"] < 0.9 and row["drifts_after"] == 34
     # The eager baseline ran first and was cut: the row says so, and its memory was read.
-    assert row["eager_note"].startswith("cut at 0.05 s: the eager baseline generated")
+    assert row["eager_note"].startswith("cut at 1e-06 s: the eager baseline generated 1 of 2 tokens")
     if row["eager_throughput"] is not None:  # it made two tokens or more before the cut
         assert abs(row["speedup"] - row["throughput"] / row["eager_throughput"]) < 1e-9 * row["speedup"]
     # On cpu, peak memory is the process tree's maximum resident size, which only grows: the
