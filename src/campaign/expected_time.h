@@ -46,9 +46,11 @@ struct TimeModel {
 //! are not started last by mistake.
 TimeModel time_model_for(std::string_view backend);
 
-//! The share of a trial's runtime the eager baseline and the long generation add, measured by
-//! bench/how_well_overhead.py on the cpu backend (one-core and sharded fixtures).
-inline constexpr double kHowWellShare = 0.35;
+//! The share of a trial's runtime the eager baseline and the long generation add. On the cpu
+//! backend, bench/how_well_overhead.py finds it within noise for tiny fixtures (compile time
+//! dominates), while a small real model over 3 ranks on 2 cores (the demo's SmolLM2) paid ~50 %
+//! when its eager baseline generated 160 tokens; 0.2 sits between, for the scheduler's order.
+inline constexpr double kHowWellShare = 0.2;
 
 //! Runtimes of tests already run, per (model id, backend).
 class RuntimeHistory {
