@@ -103,8 +103,9 @@ TEST(SpaceIndex, VersionsDescribeEveryRegisteredTaskForThePage) {
                               {"generates_text", true},
                               {"speed_meaning",
                                "Run time, first token and decode tokens/s measure 32 greedy tokens "
-                               "at batch 1 with a static cache, after compiling: a smoke test of "
-                               "speed, not a benchmark."}}));
+                               "at batch 1 with a static cache, after compiling; the speedup "
+                               "compares them with the same model run eagerly in the same process, "
+                               "on the same inputs."}}));
   for (const json& detail : details) {
     SCOPED_TRACE(detail["name"].get<std::string>());
     const task::TaskSpec* spec = task::find_task(detail["name"].get<std::string>());
