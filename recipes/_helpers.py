@@ -151,7 +151,7 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
 
 def stop_after(count):
     """generate()'s stopping criterion after `count` new tokens, whatever min_new_tokens says:
-    by count, so that ranks stop together."""
+    by count, so that every process of a run stops at the same token."""
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -167,29 +167,34 @@ def stop_after(count):
     return {"stopping_criteria": StoppingCriteriaList([StopAfter()])}
 
 
-def eager_baseline(torch, call, timings, measured):
+def eager_baseline(torch, call, timings, measured, warm_up=None):
     """PERF: the eager baseline of a task's measured `call`, before anything is compiled, on the
-    same device and inputs: a first call warms up, the second is measured as the compiled one
-    will be (timings["eager_" + measured], in seconds). A first call longer than half of
-    EAGER_MAX_S is the baseline itself (its warm-up included), and eager_note says so (unless
-    eager_may_stop_alone says otherwise); an eager run that fails leaves no baseline and says why
-    in eager_note."""
+    same device and inputs: a first call warms up (`warm_up`, a smaller call of the same model
+    where the task has one, else `call` itself), then `call` is measured as the compiled one
+    will be (timings["eager_" + measured], in seconds). A warm-up longer than half of
+    EAGER_MAX_S cuts it short (unless eager_may_stop_alone says otherwise): `call` warming up is
+    then the baseline itself, its warm-up included; a smaller warm-up leaves no baseline; and
+    eager_note says so. An eager run that fails leaves no baseline and says why in eager_note."""
     if not (PERF and COMPILE_BACKEND):
         return
     global stage
     stage = "eager"
+    warm_up = warm_up or call
     try:
         start = time.perf_counter()
-        call()
+        warm_up()
         seconds = time.perf_counter() - start
         if seconds <= EAGER_MAX_S / 2 or not eager_may_stop_alone():
             start = time.perf_counter()
             call()
-            seconds = time.perf_counter() - start
-        else:
+            timings["eager_" + measured] = time.perf_counter() - start
+        elif warm_up is call:
+            timings["eager_" + measured] = seconds
             timings["eager_note"] = (f"cut: the first eager call took {seconds:.0f} s, more than half "
                                      f"of {EAGER_MAX_S:g} s, and is the baseline (warm-up included)")
-        timings["eager_" + measured] = seconds
+        else:
+            timings["eager_note"] = (f"cut: the eager warm-up took {seconds:.0f} s, more than half of "
+                                     f"{EAGER_MAX_S:g} s; no baseline measured")
     except Exception as error:
         timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
     eager_peak_memory(torch, timings)
