@@ -74,7 +74,7 @@ def test_campaign_fetches_within_the_disk_budget(canrun_bin, canrun_cache, tmp_p
                    HF_TOKEN="", HF_HUB_OFFLINE="", CANRUN_CACHE=str(canrun_cache))
         env.pop("HF_HUB_CACHE", None)
         command = [str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation",
-                   "--models", str(models), "--out", str(tmp_path / "dataset"), "--tokens", "4",
+                   "--models", str(models), "--out", str(tmp_path / "dataset"), "--tokens", "4", "--no-perf", "--long-tokens", "0",
                    "--disk-budget", f"{budget / 2**30:.12f}", "--json"]
         with CacheSampler(cache) as sampler:
             result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
@@ -123,7 +123,7 @@ def test_a_fleet_worker_resolves_nothing(canrun_bin, canrun_cache, tmp_path):
         campaign = tmp_path / "campaign"
         planned = subprocess.run(
             [str(canrun_bin), "campaign", "--backend", "cpu", "--tasks", "text-generation", "--models", str(listed),
-             "--exclusions", "/dev/null", "--tokens", "4", "--out", str(tmp_path / "dataset"), "--campaign-dir",
+             "--exclusions", "/dev/null", "--tokens", "4", "--no-perf", "--long-tokens", "0", "--out", str(tmp_path / "dataset"), "--campaign-dir",
              str(campaign), "--executor", "slurm", "--slices", "1", "--emit", str(tmp_path / "emit")],
             capture_output=True, text=True, env=node("planner"), timeout=600)
         assert planned.returncode == 0, planned.stderr[-4000:]

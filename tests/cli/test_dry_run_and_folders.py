@@ -18,8 +18,8 @@ from conftest import verdict_row  # noqa: E402
 
 SOURCE = Path(os.environ.get("CANRUN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 FIXTURES = SOURCE / ".cache" / "fixtures"
-OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
-           "--memory-per-core", "0.0005", "--reserve", "0"]
+OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2", "--no-perf",
+           "--long-tokens", "0", "--memory-per-core", "0.0005", "--reserve", "0"]
 STAND_IN = '#!/bin/sh\necho "$(basename "$0") $*" >> "{log}"\necho 1\n'
 
 

@@ -12,8 +12,9 @@ FIXTURES = SOURCE / ".cache" / "fixtures"
 MODELS = {"canrun-fixtures/tiny-llama": "PASS", "canrun-fixtures/tiny-qwen3": "PASS",
           "canrun-fixtures/tiny-mistral": "PASS", "canrun-fixtures/unknown-arch": "FAIL_LOAD",
           "canrun-fixtures/no-weights": "EXCLUDED"}
-OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2",
-           "--memory-per-core", "0.0005", "--reserve", "0"]
+# Two tokens, no eager baseline, no long generation: the fleet's own behaviour is under test.
+OPTIONS = ["--backend", "cpu", "--tasks", "text-generation", "--tokens", "2", "--no-perf",
+           "--long-tokens", "0", "--memory-per-core", "0.0005", "--reserve", "0"]
 
 
 class FleetFolder:
