@@ -123,14 +123,12 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
     up the prefill and a decode step), the second after NEW_TOKENS, measured as the compiled
     run's measured call is (eager_generate_s, eager_ttft_s, eager_decode_tokens_per_s). Each call
     stops at EAGER_MAX_S seconds (generate's max_time) where eager_may_stop_alone: a first call
-    that stopped is the baseline itself, over the tokens it made, and eager_note says so. An eager run that fails leaves no
-    baseline and says why, in eager_note: the compiled run goes on."""
+    that stopped is the baseline itself, over the tokens it made, and eager_note says so. A
+    failure is eager_stage's."""
     if not PERF:
         return
-    global stage
-    stage = "eager"
     cut = {"max_time": EAGER_MAX_S} if eager_may_stop_alone() else {}
-    try:
+    with eager_stage(torch, timings):
         wanted = 2  # the warm-up: the prefill and one decode step
         output, clock, done = timed_generate(torch, model, inputs,
                                              {**long_settings, **cut, **stop_after(wanted)})
@@ -143,10 +141,6 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
         if made < wanted:
             timings["eager_note"] = (f"cut at {EAGER_MAX_S:g} s: the eager baseline generated {made} of "
                                      f"{wanted} tokens, its figures over those")
-    except Exception as error:
-        timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
-    eager_peak_memory(torch, timings)
-    stage = "load"
 
 
 def stop_after(count):
@@ -174,13 +168,11 @@ def eager_baseline(torch, call, timings, measured, warm_up=None):
     will be (timings["eager_" + measured], in seconds). A warm-up longer than half of
     EAGER_MAX_S cuts it short (unless eager_may_stop_alone says otherwise): `call` warming up is
     then the baseline itself, its warm-up included; a smaller warm-up leaves no baseline; and
-    eager_note says so. An eager run that fails leaves no baseline and says why in eager_note."""
+    eager_note says so. A failure is eager_stage's."""
     if not (PERF and COMPILE_BACKEND):
         return
-    global stage
-    stage = "eager"
     warm_up = warm_up or call
-    try:
+    with eager_stage(torch, timings):
         start = time.perf_counter()
         warm_up()
         seconds = time.perf_counter() - start
@@ -195,6 +187,16 @@ def eager_baseline(torch, call, timings, measured, warm_up=None):
         else:
             timings["eager_note"] = (f"cut: the eager warm-up took {seconds:.0f} s, more than half of "
                                      f"{EAGER_MAX_S:g} s; no baseline measured")
+
+
+@contextlib.contextmanager
+def eager_stage(torch, timings):
+    """The eager baseline's stage: a failure in it is no verdict, only eager_note (the compiled
+    run goes on); then its peak memory (eager_peak_memory)."""
+    global stage
+    stage = "eager"
+    try:
+        yield
     except Exception as error:
         timings["eager_note"] = f"the eager run failed: {type(error).__name__}: {error}"[:500]
     eager_peak_memory(torch, timings)

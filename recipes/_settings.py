@@ -1,3 +1,4 @@
+import contextlib
 import importlib
 import importlib.metadata
 import json
