@@ -100,3 +100,27 @@ def test_an_unknown_type_is_refused_naming_it(canrun_bin, tmp_path):
     assert result.returncode == 2, result.stderr
     assert "canrun-no-such-type" in result.stderr
     assert not (tmp_path / "ds" / "data").exists()
+
+
+def test_a_resumed_pass_runs_what_its_older_plan_lacked(census, canrun_bin):
+    # A sitting planned the sharded pass before phimoe's one-core PASS was known (its plan lacks
+    # phimoe, and the dataset has no sharded row for it); a later sitting resumes: the pass is
+    # planned anew from the one-core PASSes, runs phimoe's sharded trial, and keeps the rest.
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    sharded = "canrun-census-sharded/phimoe"
+    path = next((census.work / "ds" / "data").glob("*.parquet"))
+    table = pq.read_table(path)
+    pq.write_table(table.filter(pc.not_equal(table["model_id"], sharded)), path)
+    work_file = census.work / "ds" / ".census" / "cpu" / "transformers-5.18.0" / "text-generation" / "sharded" / "work.json"
+    work = json.loads(work_file.read_text())
+    work["items"] = [item for item in work["items"] if item["model_id"] != sharded]
+    work_file.write_text(json.dumps(work))
+    again = census.again(canrun_bin, "--resume")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"running {sharded}" in again.stderr
+    assert "running canrun-census/" not in again.stderr  # the rest stands
+    after = pd.read_parquet(path).set_index("model_id")
+    assert (after.loc[sharded].result, after.loc[sharded].parallelism) == ("PASS", "ep")
+    assert sorted(after.index) == sorted(census.rows.index)
