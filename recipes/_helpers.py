@@ -73,19 +73,18 @@ def generate(torch, model, inputs, tokenizer, timings, **extra_settings):
     if reference:  # canrun gave the CPU reference's tokens: measure agreement with them
         with open(reference) as file:
             reference = json.load(file)["tokens"]
-    if LONG_TOKENS and not COMPILE_BACKEND:
-        result["long_tokens"] = tokens
-    elif LONG_TOKENS and reference and len(reference) > NEW_TOKENS:
-        # The long generation is the teacher-forced pass over the reference's LONG_TOKENS: the
-        # same compiled steps, each fed the reference's token (which it generates, forced), so it
-        # measures the decode speed at that length and the agreement in one pass.
-        result.update(teacher_forced_agreement(torch, model, inputs, long_settings, reference,
-                                               long=encoder_decoder))
-        return result
+    if not COMPILE_BACKEND:
+        if LONG_TOKENS:
+            result["long_tokens"] = tokens
+    elif reference:
+        # Over all the reference's tokens (canrun stores LONG_TOKENS of them when there is a long
+        # generation): then this pass is the long generation too, the compiled steps generating
+        # the tokens they are fed, so one pass gives the decode speed at length and the agreement.
+        forced = long_settings if len(reference) > NEW_TOKENS else settings
+        result.update(teacher_forced_agreement(torch, model, inputs, forced, reference,
+                                               encoder_decoder))
     elif LONG_TOKENS:
         result.update(long_generation(torch, model, inputs, long_settings, encoder_decoder))
-    if reference:
-        result.update(teacher_forced_agreement(torch, model, inputs, settings, reference))
     return result
 
 
@@ -130,12 +129,12 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
     cut = {"max_time": EAGER_MAX_S} if eager_may_stop_alone() else {}
     with eager_stage(torch, timings):
         wanted = 2  # the warm-up: the prefill and one decode step
-        output, clock, done = timed_generate(torch, model, inputs,
-                                             {**long_settings, **cut, **stop_after(wanted)})
+        output, clock, done = timed_generate(
+            torch, model, inputs, {**long_settings, **cut, **stop_after(torch, wanted)})
         if clock.calls - 1 >= wanted:  # time left for the measured call
             wanted = settings["max_new_tokens"]
-            output, clock, done = timed_generate(torch, model, inputs,
-                                                 {**long_settings, **cut, **stop_after(wanted)})
+            output, clock, done = timed_generate(
+                torch, model, inputs, {**long_settings, **cut, **stop_after(torch, wanted)})
         made = clock.calls - 1
         timings.update(generation_figures(clock, done, made, "eager_"))
         if made < wanted:
@@ -143,10 +142,9 @@ def eager_generation(torch, model, inputs, settings, long_settings, timings):
                                      f"{wanted} tokens, its figures over those")
 
 
-def stop_after(count):
+def stop_after(torch, count):
     """generate()'s stopping criterion after `count` new tokens, whatever min_new_tokens says:
     by count, so that every process of a run stops at the same token."""
-    import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class StopAfter(StoppingCriteria):
@@ -303,14 +301,14 @@ def compiling_call(call):
     return time.perf_counter() - first
 
 
-def teacher_forced_agreement(torch, model, inputs, settings, reference, long=None):
+def teacher_forced_agreement(torch, model, inputs, settings, reference, encoder_decoder):
     """Generates once more with the same settings (so the same compiled steps and shapes), but
     feeding the reference's tokens: at each step, notes whether the model's own choice (argmax)
     is the reference's token, then forces that token. Returns whether each position agreed
     (`agreed`, 1 or 0), the share of the first NEW_TOKENS positions that agreed (`agreement`)
     and how many those were, the seconds it took and the graphs it compiled (should be 0).
-    `long` given (whether the model is an encoder-decoder): the pass is the long generation too,
-    and returns its tokens and decode speed as long_generation does."""
+    Settings of more than NEW_TOKENS make it the long generation too: it returns its tokens and
+    decode speed as long_generation does."""
     from transformers import LogitsProcessor, LogitsProcessorList
 
     class Forced(LogitsProcessor):
@@ -334,8 +332,8 @@ def teacher_forced_agreement(torch, model, inputs, settings, reference, long=Non
     result = {"agreement": sum(checked) / len(checked) if checked else None,
               "agreement_positions": len(checked), "agreed": [int(a) for a in forced.agreed],
               "agreement_s": done - clock.start, "agreement_compiled_graphs": compiled}
-    if long is not None:
-        tokens = new_tokens_of(output, inputs, settings["max_new_tokens"], long)
+    if settings["max_new_tokens"] > NEW_TOKENS:
+        tokens = new_tokens_of(output, inputs, settings["max_new_tokens"], encoder_decoder)
         figures = generation_figures(clock, done, len(tokens), "long_")
         result.update(long_tokens=tokens, long_compiled_graphs=compiled,
                       long_decode_tokens_per_s=figures.get("long_decode_tokens_per_s"))

@@ -92,11 +92,13 @@ int run_dataset_show(const DatasetOptions& options) {
   std::vector<std::pair<std::string, dataset::PerfSummary>> summaries;  // per stack shown
   for (const auto& stack_table : snapshot.stacks) {
     if (stack && stack_table.key != *stack) continue;
-    std::vector<dataset::VerdictRow> shown;
+    dataset::PerfTally shown;
+    bool any_shown = false;
     for (const auto& row : stack_table.rows) {
       if (!options.model.empty() && row.model_id != options.model) continue;
       if (only_result && row.result != *only_result) continue;
-      shown.push_back(row);
+      shown.add(row);
+      any_shown = true;
       if (options.json) {
         json_rows.push_back(dataset::row_to_json(row));
         continue;
@@ -109,8 +111,7 @@ int run_dataset_show(const DatasetOptions& options) {
                  row.peak_device_memory_bytes ? format_bytes(*row.peak_device_memory_bytes) : "-",
                  row.speedup ? fmt::format("{:.2f}x", *row.speedup) : "-", note});
     }
-    if (!shown.empty())
-      summaries.emplace_back(stack_table.key.stem(), dataset::summarize_perf(shown));
+    if (any_shown) summaries.emplace_back(stack_table.key.stem(), shown.summary());
   }
   if (options.json) {
     print_json(std::cout, json_rows);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/json_output.h"
+
 namespace canrun::dataset {
 namespace {
 
@@ -23,48 +25,52 @@ std::optional<double> median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-template <typename T>
-nlohmann::json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
-PerfSummary summarize_perf(const std::vector<VerdictRow>& rows) {
-  PerfSummary out;
-  std::vector<double> speedups, compile_times, memory_ratios;
-  std::vector<std::string> measures;
-  for (const VerdictRow& row : rows) {
-    if (row.result == VerdictResult::kExcluded) continue;
-    ++out.tested;
-    if (row.result != VerdictResult::kPass) continue;
-    ++out.passed;
-    if (row.speedup && *row.speedup > 0 && std::isfinite(*row.speedup)) {
-      speedups.push_back(*row.speedup);
-    }
-    if (row.compile_s && std::isfinite(*row.compile_s)) compile_times.push_back(*row.compile_s);
-    if (row.memory_ratio && *row.memory_ratio > 0 && std::isfinite(*row.memory_ratio)) {
-      memory_ratios.push_back(*row.memory_ratio);
-      measures.push_back(row.memory_measure.value_or(""));
-    }
-    if (row.long_agreement) {
-      ++out.with_long_generation;
-      if (row.drifts_after) ++out.drifting;
-    }
+void PerfTally::add(const VerdictRow& row) {
+  if (row.result == VerdictResult::kExcluded) return;
+  ++tested_;
+  if (row.result != VerdictResult::kPass) return;
+  ++passed_;
+  if (row.speedup && *row.speedup > 0 && std::isfinite(*row.speedup)) {
+    speedups_.push_back(*row.speedup);
   }
+  if (row.compile_s && std::isfinite(*row.compile_s)) compile_times_.push_back(*row.compile_s);
+  if (row.memory_ratio && *row.memory_ratio > 0 && std::isfinite(*row.memory_ratio)) {
+    memory_ratios_.push_back(*row.memory_ratio);
+    measures_.push_back(row.memory_measure.value_or(""));
+  }
+  if (row.long_agreement) {
+    ++with_long_generation_;
+    if (row.drifts_after) ++drifting_;
+  }
+}
+
+PerfSummary summarize_perf(const std::vector<VerdictRow>& rows) {
+  PerfTally tally;
+  for (const VerdictRow& row : rows) tally.add(row);
+  return tally.summary();
+}
+
+PerfSummary PerfTally::summary() const {
+  PerfSummary out;
+  out.tested = tested_;
+  out.passed = passed_;
+  out.with_long_generation = with_long_generation_;
+  out.drifting = drifting_;
   if (out.tested > 0) {
     out.pass_rate = static_cast<double>(out.passed) / static_cast<double>(out.tested);
   }
-  out.with_baseline = speedups.size();
-  out.geomean_speedup = geomean(speedups);
-  out.with_compile_time = compile_times.size();
-  out.median_compile_s = median(compile_times);
-  out.with_memory_ratio = memory_ratios.size();
-  out.geomean_memory_ratio = geomean(memory_ratios);
-  if (!measures.empty() &&
-      std::all_of(measures.begin(), measures.end(),
-                  [&](const std::string& measure) { return measure == measures.front(); })) {
-    out.memory_measure = measures.front();
+  out.with_baseline = speedups_.size();
+  out.geomean_speedup = geomean(speedups_);
+  out.with_compile_time = compile_times_.size();
+  out.median_compile_s = median(compile_times_);
+  out.with_memory_ratio = memory_ratios_.size();
+  out.geomean_memory_ratio = geomean(memory_ratios_);
+  if (!measures_.empty() &&
+      std::all_of(measures_.begin(), measures_.end(),
+                  [&](const std::string& measure) { return measure == measures_.front(); })) {
+    out.memory_measure = measures_.front();
   }
   if (out.pass_rate && *out.pass_rate < kAlarmPassRate) {
     out.alarms.push_back(
@@ -111,14 +117,14 @@ std::string perf_summary_line(const PerfSummary& summary) {
 nlohmann::json perf_summary_json(const PerfSummary& summary) {
   return {{"tested", summary.tested},
           {"passed", summary.passed},
-          {"pass_rate", or_null(summary.pass_rate)},
+          {"pass_rate", optional_json(summary.pass_rate)},
           {"with_baseline", summary.with_baseline},
-          {"geomean_speedup", or_null(summary.geomean_speedup)},
+          {"geomean_speedup", optional_json(summary.geomean_speedup)},
           {"with_compile_time", summary.with_compile_time},
-          {"median_compile_s", or_null(summary.median_compile_s)},
+          {"median_compile_s", optional_json(summary.median_compile_s)},
           {"with_memory_ratio", summary.with_memory_ratio},
-          {"geomean_memory_ratio", or_null(summary.geomean_memory_ratio)},
-          {"memory_measure", or_null(summary.memory_measure)},
+          {"geomean_memory_ratio", optional_json(summary.geomean_memory_ratio)},
+          {"memory_measure", optional_json(summary.memory_measure)},
           {"with_long_generation", summary.with_long_generation},
           {"drifting", summary.drifting},
           {"alarms", summary.alarms}};

@@ -42,6 +42,19 @@ struct PerfSummary {
   std::vector<std::string> alarms;
 };
 
+//! The summary of rows added one at a time (a stack's, a task's, those a filter keeps),
+//! without copying them.
+class PerfTally {
+ public:
+  void add(const VerdictRow& row);
+  PerfSummary summary() const;
+
+ private:
+  std::size_t tested_ = 0, passed_ = 0, with_long_generation_ = 0, drifting_ = 0;
+  std::vector<double> speedups_, compile_times_, memory_ratios_;
+  std::vector<std::string> measures_;  //!< memory_measure of each memory ratio
+};
+
 //! The summary of `rows` (one stack's).
 PerfSummary summarize_perf(const std::vector<VerdictRow>& rows);
 

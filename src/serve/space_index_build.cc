@@ -62,11 +62,11 @@ std::shared_ptr<const SpaceIndex> SpaceIndex::build(IndexInputs inputs) {
   index->census_ = stack_set("census", in.census);
   // The dashboard's figures of each stack and task, made once here rather than per request.
   for (const StackVerdicts* stack : index->results_.stacks) {
-    std::map<std::string, std::vector<VerdictRow>> rows_by_task;
-    for (const VerdictRow& row : stack->rows()) rows_by_task[row.task].push_back(row);
-    for (const auto& [task, rows] : rows_by_task) {
+    std::map<std::string, dataset::PerfTally> by_task;
+    for (const VerdictRow& row : stack->rows()) by_task[row.task].add(row);
+    for (const auto& [task, tally] : by_task) {
       index->perf_summaries_[{stack->key().stem(), task}] =
-          dataset::perf_summary_json(dataset::summarize_perf(rows));
+          dataset::perf_summary_json(tally.summary());
     }
   }
 

@@ -33,8 +33,9 @@ def test_a_backend_wrong_past_position_40_passes_the_check_and_is_reported_drift
     assert row["long_agreement"] < 0.9 and row["drifts_after"] == 34
     # The eager baseline ran first and was cut: the row says so, and its memory was read.
     assert row["eager_note"].startswith("cut at 1e-06 s: the eager baseline generated 1 of 2 tokens")
-    if row["eager_throughput"] is not None:  # it made two tokens or more before the cut
-        assert abs(row["speedup"] - row["throughput"] / row["eager_throughput"]) < 1e-9 * row["speedup"]
+    # One token made: no decode speed to compare with, so no speedup; its first token was timed.
+    assert row["eager_throughput"] is None and row["speedup"] is None
+    assert row["eager_ttft_s"] > 0
     # On cpu, peak memory is the process tree's maximum resident size, which only grows: the
     # compiled peak includes the eager run's, so the ratio is at most 1, and the row says how.
     assert row["memory_measure"] == "rss"
